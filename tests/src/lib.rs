@@ -1,0 +1,1 @@
+//! Multi-process integration tests live in tests/tests/.
