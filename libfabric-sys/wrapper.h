@@ -1,0 +1,10 @@
+/* Every libfabric header pgas-comm uses; bindgen reads this. */
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_tagged.h>
