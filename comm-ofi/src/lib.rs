@@ -1,1 +1,23 @@
-//! placeholder
+//! # comm-ofi: the libfabric mechanism of pgas-comm
+//!
+//! Provider and MCM-mode selection, fabric/domain/AV/CQ/endpoints, the
+//! registered heap and its key exchange, transmit contexts, and the generic
+//! PUT / GET / AMO entry points. It knows nothing of tasks: the runtime shim
+//! binds its worker threads to transmit contexts and calls the boundary hooks.
+//! The ordering policy (what to force visible when) comes from the `mcm` crate.
+
+pub mod amo;
+pub mod comm;
+pub mod ctx;
+pub mod env;
+pub mod error;
+pub mod heap;
+pub mod ofi;
+pub mod quirks;
+pub mod select;
+
+pub use amo::{AmoKind, AmoOp, AmoType};
+pub use comm::{Comm, GlobalAddr, Locale, ProviderInfo};
+pub use env::Config;
+pub use error::{Error, OfiError, Result};
+pub use mcm::Mode;

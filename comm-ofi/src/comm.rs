@@ -1,0 +1,750 @@
+//! The job-wide communication state of one locale, and the generic
+//! PUT / GET / AMO entry points.
+//!
+//! `Comm::init` runs the start-up sequence: read the environment, learn rank
+//! and size from the bootstrap, choose provider and MCM mode (locale 0
+//! decides), open fabric/domain/AV/CQs and endpoints, register the heap,
+//! exchange endpoint names and memory keys, and start the progress thread
+//! that lets peers' RMA against this locale complete on providers with
+//! manual progress.
+
+use crate::amo::{AmoKind, AmoOp, AmoType, NativeAtomics};
+use crate::ctx::{LocalBuf, RemoteBuf, TxContext, SCRATCH_BYTES};
+use crate::env::Config;
+use crate::error::{Error, Result};
+use crate::heap::Heap;
+use crate::ofi::{Av, Cq, CqEntry, Domain, Endpoint, Fabric, Mr, WaitMode};
+use crate::select::{self, SelectRequest, Selection};
+use crate::Mode;
+use bootstrap::Oob;
+use libfabric_sys as sys;
+use parking_lot::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// A locale number.
+pub type Locale = u32;
+
+/// An address in some locale's registered heap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GlobalAddr {
+    /// The locale owning the memory.
+    pub locale: Locale,
+    /// Virtual address in that locale.
+    pub addr: u64,
+}
+
+impl GlobalAddr {
+    /// Constructor.
+    pub fn new(locale: Locale, addr: u64) -> GlobalAddr {
+        GlobalAddr { locale, addr }
+    }
+    /// The address `bytes` further on.
+    pub fn offset(self, bytes: u64) -> GlobalAddr {
+        GlobalAddr {
+            locale: self.locale,
+            addr: self.addr + bytes,
+        }
+    }
+}
+
+/// What a locale knows about a peer: its address and its heap registration.
+#[derive(Debug, Clone, Copy)]
+struct Peer {
+    fi_addr: sys::fi_addr_t,
+    heap_base: u64,
+    heap_size: u64,
+    key: u64,
+}
+
+/// The provider facts the data path consults.
+#[derive(Debug, Clone)]
+pub struct ProviderInfo {
+    /// Provider name.
+    pub name: String,
+    /// MCM mode in force.
+    pub mode: Mode,
+    /// Memory-registration mode bits.
+    pub mr_mode: u64,
+    /// Largest single transfer we issue (chunk above it).
+    pub max_msg_size: usize,
+    /// Largest inject.
+    pub inject_size: usize,
+    /// Message ordering granted.
+    pub msg_order: u64,
+    /// How waits are done.
+    pub wait: WaitMode,
+    /// Whether the provider was granted `FI_ATOMIC`.
+    pub atomics: bool,
+}
+
+/// One locale's communication layer.
+pub struct Comm {
+    me: Locale,
+    n: Locale,
+    prov: ProviderInfo,
+    native: NativeAtomics,
+    peers: Vec<Peer>,
+    // Field order is drop order: contexts and endpoints before MRs before the heap.
+    contexts: Vec<Mutex<TxContext>>,
+    progress: Mutex<Option<JoinHandle<()>>>,
+    stop: Arc<AtomicBool>,
+    rx_ep: Arc<Endpoint>,
+    _tx_mrs: Vec<Mr>,
+    mr: Mr,
+    heap: Heap,
+    order_dummy: u64,
+    _av: Arc<Av>,
+    _domain: Arc<Domain>,
+    _fabric: Arc<Fabric>,
+    oob: Box<dyn Oob>,
+    cfg: Config,
+    finalized: AtomicBool,
+}
+
+impl std::fmt::Debug for Comm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Comm")
+            .field("me", &self.me)
+            .field("n", &self.n)
+            .field("prov", &self.prov)
+            .finish_non_exhaustive()
+    }
+}
+
+fn exchange_err(what: impl Into<String>) -> Error {
+    Error::Exchange(what.into())
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Encodes locale 0's choice for the others (or its error).
+fn encode_choice(r: &Result<Selection>) -> Vec<u8> {
+    match r {
+        Ok(s) => format!(
+            "OK\t{}\t{}\t{}\t{}",
+            s.provider,
+            s.mode,
+            s.native_atomics as u8,
+            s.info.domain_name()
+        )
+        .into_bytes(),
+        Err(e) => format!("ERR\t{e}").into_bytes(),
+    }
+}
+
+impl Comm {
+    /// Starts the comm layer from the environment (launcher, env knobs).
+    pub fn init() -> Result<Arc<Comm>> {
+        let cfg = Config::from_env()?;
+        let oob = bootstrap::from_env()?;
+        Comm::init_with(oob, cfg)
+    }
+
+    /// Starts the comm layer with an explicit bootstrap and configuration.
+    pub fn init_with(oob: Box<dyn Oob>, cfg: Config) -> Result<Arc<Comm>> {
+        let me = oob.rank() as Locale;
+
+        // Which hosts: shm only reaches locales on this one.
+        let hosts = oob.allgather(hostname().as_bytes())?;
+        let single_host = hosts.iter().all(|h| *h == hosts[0]);
+
+        // Locale 0 chooses; the others resolve exactly its choice.
+        let req = SelectRequest {
+            provider: cfg.provider.clone(),
+            mode: cfg.mode,
+            single_host,
+            want_atomics: cfg.native_amo,
+        };
+        let mine = if me == 0 { Some(select::select(&req)) } else { None };
+        let payload = mine.as_ref().map(encode_choice).unwrap_or_default();
+        let choice = oob.broadcast(0, &payload)?;
+        let sel = match mine {
+            Some(r) => r?,
+            None => {
+                let text = String::from_utf8_lossy(&choice).into_owned();
+                let f: Vec<&str> = text.split('\t').collect();
+                match f.as_slice() {
+                    ["OK", prov, mode, atomics, domain] => {
+                        let mode: Mode = mode
+                            .parse()
+                            .map_err(|_| exchange_err(format!("bad mode from locale 0: {mode}")))?;
+                        select::resolve(prov, mode, *atomics == "1", domain)?
+                    }
+                    ["ERR", msg] => {
+                        return Err(Error::NoProvider(format!("locale 0 could not start: {msg}")))
+                    }
+                    _ => return Err(exchange_err(format!("garbled choice from locale 0: {text:?}"))),
+                }
+            }
+        };
+        Comm::open(oob, cfg, sel)
+    }
+
+    fn open(oob: Box<dyn Oob>, cfg: Config, sel: Selection) -> Result<Arc<Comm>> {
+        let me = oob.rank() as Locale;
+        let n = oob.size() as Locale;
+        let info = &sel.info;
+        let wait = cfg.cq_wait.unwrap_or(if sel.provider.starts_with("sockets") {
+            WaitMode::Block
+        } else {
+            WaitMode::Spin
+        });
+        let max_msg_size = cfg
+            .max_msg_size
+            .unwrap_or(usize::MAX)
+            .min(info.max_msg_size())
+            .max(1);
+        let prov = ProviderInfo {
+            name: sel.provider.clone(),
+            mode: sel.mode,
+            mr_mode: info.mr_mode(),
+            max_msg_size,
+            inject_size: info.inject_size(),
+            msg_order: info.tx_msg_order(),
+            wait,
+            atomics: sel.native_atomics,
+        };
+
+        let serial = crate::quirks::needs_domain_lock(&prov.name)
+            .then(|| std::sync::Arc::new(parking_lot::Mutex::new(())));
+        let fabric = Fabric::open(info)?;
+        let domain = Domain::open(&fabric, info)?;
+        // Room for every peer's transmit endpoints too: connectionless
+        // providers (udp;ofi_rxd) insert the source address of every peer
+        // endpoint that talks to us (the original sizes its AV the same way).
+        let num_ctx = 1;
+        let av = Av::open(&domain, n as usize * (num_ctx + 1) * 2)?;
+        let rx_cq = Cq::open(&domain, 1024, wait)?;
+        let rx_ep = Arc::new(Endpoint::open(&domain, info, &av, &rx_cq)?);
+
+        // Transmit contexts: for now one shared context (index 0).
+        let tx_cq_size = info.tx_size().clamp(64, 4096) + 64;
+        let mut eps = Vec::with_capacity(num_ctx);
+        for _ in 0..num_ctx {
+            let cq = Cq::open(&domain, tx_cq_size, wait)?;
+            eps.push(Endpoint::open(&domain, info, &av, &cq)?);
+        }
+
+        // Register the heap.
+        let heap = Heap::new(cfg.heap_size)?;
+        let access = sys::FI_READ
+            | sys::FI_WRITE
+            | sys::FI_REMOTE_READ
+            | sys::FI_REMOTE_WRITE
+            | sys::FI_SEND
+            | sys::FI_RECV;
+        // SAFETY: the heap mapping outlives the MR (drop order in Comm).
+        let mr = unsafe { Mr::register(&domain, heap.base(), heap.size(), access, 1)? };
+        let endpoint_mr = prov.mr_mode & sys::FI_MR_ENDPOINT != 0;
+        let mut tx_mrs = Vec::new();
+        if endpoint_mr {
+            mr.bind_enable(&rx_ep)?;
+            for (i, ep) in eps.iter().enumerate() {
+                // SAFETY: as above.
+                let m = unsafe { Mr::register(&domain, heap.base(), heap.size(), access, 2 + i as u64)? };
+                m.bind_enable(ep)?;
+                tx_mrs.push(m);
+            }
+        }
+        let needs_desc = prov.mr_mode & sys::FI_MR_LOCAL != 0;
+        let order_dummy = heap.alloc(64, 64)?;
+        let mut contexts = Vec::with_capacity(num_ctx);
+        for (i, ep) in eps.into_iter().enumerate() {
+            let scratch = heap.alloc(SCRATCH_BYTES, 64)? as *mut u8;
+            let desc = match (needs_desc, endpoint_mr) {
+                (false, _) => std::ptr::null_mut(),
+                (true, false) => mr.desc(),
+                (true, true) => tx_mrs[i].desc(),
+            };
+            contexts.push(Mutex::new(TxContext::new(i, ep, scratch, desc, serial.clone())));
+        }
+
+        // Exchange endpoint names and heap registrations.
+        let names = oob.allgather(&rx_ep.name()?)?;
+        let fi_addrs = av.insert(&names)?;
+        let mut reg = Vec::with_capacity(24);
+        reg.extend_from_slice(&heap.base_addr().to_le_bytes());
+        reg.extend_from_slice(&(heap.size() as u64).to_le_bytes());
+        reg.extend_from_slice(&mr.key().to_le_bytes());
+        let regs = oob.allgather(&reg)?;
+        let mut peers = Vec::with_capacity(n as usize);
+        for (i, r) in regs.iter().enumerate() {
+            if r.len() != 24 {
+                return Err(exchange_err(format!("locale {i} sent {} registration bytes", r.len())));
+            }
+            let w = |k: usize| u64::from_le_bytes(r[8 * k..8 * k + 8].try_into().expect("8 bytes"));
+            peers.push(Peer {
+                fi_addr: fi_addrs[i],
+                heap_base: w(0),
+                heap_size: w(1),
+                key: w(2),
+            });
+        }
+
+        // Which atomics are native.
+        let native = if prov.atomics {
+            let ctx = contexts[0].lock();
+            NativeAtomics::probe(|ty, op, kind| ctx.atomic_valid(ty.datatype(), op.fi_op(), kind))
+        } else {
+            NativeAtomics::none()
+        };
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let progress = spawn_progress(rx_ep.clone(), stop.clone(), serial)?;
+
+        let comm = Comm {
+            me,
+            n,
+            prov,
+            native,
+            peers,
+            contexts,
+            progress: Mutex::new(Some(progress)),
+            stop,
+            rx_ep,
+            _tx_mrs: tx_mrs,
+            mr,
+            heap,
+            order_dummy,
+            _av: av,
+            _domain: domain,
+            _fabric: fabric,
+            oob,
+            cfg,
+            finalized: AtomicBool::new(false),
+        };
+        comm.oob.barrier()?;
+        if comm.cfg.verbose > 0 && me == 0 {
+            eprintln!("{}", comm.describe());
+        }
+        tracing::debug!(locale = me, "{}", comm.describe());
+        Ok(Arc::new(comm))
+    }
+
+    /// The one-line description printed with `PGAS_VERBOSE=1`.
+    pub fn describe(&self) -> String {
+        format!(
+            "pgas-comm: {} MCM mode, {} provider, {} locales, {} endpoints ({} tx contexts), \
+             {} heap, {} atomics, {} progress",
+            self.prov.mode,
+            self.prov.name,
+            self.n,
+            "unbound",
+            self.contexts.len(),
+            human_size(self.heap.size()),
+            if self.native.any() { "native" } else { "no native" },
+            match self.prov.wait {
+                WaitMode::Spin => "polling",
+                WaitMode::Block => "blocking-wait",
+            }
+        )
+    }
+
+    /// This locale.
+    pub fn here(&self) -> Locale {
+        self.me
+    }
+
+    /// Number of locales.
+    pub fn num_locales(&self) -> Locale {
+        self.n
+    }
+
+    /// Provider facts.
+    pub fn provider(&self) -> &ProviderInfo {
+        &self.prov
+    }
+
+    /// MCM mode in force.
+    pub fn mode(&self) -> Mode {
+        self.prov.mode
+    }
+
+    /// The configuration read at start-up.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// The out-of-band service (rank/size, collectives).
+    pub fn oob(&self) -> &dyn Oob {
+        &*self.oob
+    }
+
+    /// This locale's registered heap.
+    pub fn heap(&self) -> &Heap {
+        &self.heap
+    }
+
+    /// Allocates `size` bytes of remotely accessible memory on this locale.
+    pub fn alloc(&self, size: usize, align: usize) -> Result<GlobalAddr> {
+        Ok(GlobalAddr::new(self.me, self.heap.alloc(size, align)?))
+    }
+
+    /// Frees memory from [`Comm::alloc`].
+    pub fn free(&self, addr: GlobalAddr) -> Result<()> {
+        if addr.locale != self.me {
+            return Err(Error::InvalidLocale {
+                locale: addr.locale,
+                num_locales: self.n,
+            });
+        }
+        self.heap.free(addr.addr)
+    }
+
+    /// The address on `locale` at the same heap offset as `local` has here:
+    /// allocations made in the same order on every locale line up.
+    pub fn symmetric(&self, local: GlobalAddr, locale: Locale) -> Result<GlobalAddr> {
+        self.check_locale(locale)?;
+        let off = local
+            .addr
+            .checked_sub(self.heap.base_addr())
+            .filter(|o| *o < self.heap.size() as u64)
+            .ok_or(Error::AddressOutOfHeap {
+                locale: self.me,
+                addr: local.addr,
+                len: 0,
+                base: self.heap.base_addr(),
+                end: self.heap.base_addr() + self.heap.size() as u64,
+            })?;
+        Ok(GlobalAddr::new(locale, self.peers[locale as usize].heap_base + off))
+    }
+
+    fn check_locale(&self, locale: Locale) -> Result<()> {
+        if locale >= self.n {
+            Err(Error::InvalidLocale {
+                locale,
+                num_locales: self.n,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Validates a remote range and turns it into provider addressing.
+    fn remote(&self, at: GlobalAddr, len: usize) -> Result<RemoteBuf> {
+        self.check_locale(at.locale)?;
+        let p = &self.peers[at.locale as usize];
+        let end = p.heap_base + p.heap_size;
+        let inside = at.addr >= p.heap_base
+            && at.addr.checked_add(len as u64).is_some_and(|e| e <= end);
+        if !inside {
+            return Err(Error::AddressOutOfHeap {
+                locale: at.locale,
+                addr: at.addr,
+                len,
+                base: p.heap_base,
+                end,
+            });
+        }
+        let addr = if self.prov.mr_mode & sys::FI_MR_VIRT_ADDR != 0 {
+            at.addr
+        } else {
+            at.addr - p.heap_base
+        };
+        Ok(RemoteBuf {
+            fi_addr: p.fi_addr,
+            addr,
+            key: p.key,
+        })
+    }
+
+    fn local_desc(&self, ctx: &TxContext, ptr: *const u8, len: usize) -> *mut std::ffi::c_void {
+        if self.heap.contains(ptr as u64, len) {
+            ctx.heap_desc()
+        } else {
+            std::ptr::null_mut()
+        }
+    }
+
+    fn needs_bounce(&self, ptr: *const u8, len: usize) -> bool {
+        self.prov.mr_mode & sys::FI_MR_LOCAL != 0 && !self.heap.contains(ptr as u64, len)
+    }
+
+    /// The calling thread's transmit context.
+    fn ctx(&self) -> MutexGuard<'_, TxContext> {
+        self.contexts[0].lock()
+    }
+
+    fn mode_flags(&self) -> u64 {
+        match self.prov.mode {
+            Mode::DeliveryComplete => sys::FI_DELIVERY_COMPLETE,
+            _ => 0,
+        }
+    }
+
+    /// Blocking PUT: copies `src` to `dst`. On return `src` may be reused.
+    pub fn put(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
+        let remote = self.remote(dst, src.len())?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        if dst.locale == self.me {
+            // SAFETY: dst was validated to lie in our heap; src is a live slice;
+            // ranges may overlap (memmove semantics).
+            unsafe { std::ptr::copy(src.as_ptr(), dst.addr as *mut u8, src.len()) };
+            return Ok(());
+        }
+        if self.needs_bounce(src.as_ptr(), src.len()) {
+            return self.bounced(dst, src.len(), |tmp, off, len| {
+                tmp[..len].copy_from_slice(&src[off..off + len]);
+            }, true);
+        }
+        let mut ctx = self.ctx();
+        let desc = self.local_desc(&ctx, src.as_ptr(), src.len());
+        let flags = self.mode_flags();
+        for (i, chunk) in src.chunks(self.prov.max_msg_size).enumerate() {
+            let off = (i * self.prov.max_msg_size) as u64;
+            let local = LocalBuf {
+                ptr: chunk.as_ptr() as *mut u8,
+                len: chunk.len(),
+                desc,
+            };
+            let r = RemoteBuf {
+                addr: remote.addr + off,
+                ..remote
+            };
+            ctx.write(local, r, flags)?;
+        }
+        ctx.wait_all()?;
+        ctx.mark_put_dangling(dst.locale, self.n);
+        Ok(())
+    }
+
+    /// Blocking GET: copies `src` into `dst`.
+    pub fn get(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
+        let remote = self.remote(src, dst.len())?;
+        if dst.is_empty() {
+            return Ok(());
+        }
+        if src.locale == self.me {
+            // SAFETY: src was validated to lie in our heap; dst is a live slice.
+            unsafe { std::ptr::copy(src.addr as *const u8, dst.as_mut_ptr(), dst.len()) };
+            return Ok(());
+        }
+        if self.needs_bounce(dst.as_ptr(), dst.len()) {
+            let len = dst.len();
+            return self.bounced(src, len, |tmp, off, n| dst[off..off + n].copy_from_slice(&tmp[..n]), false);
+        }
+        let mut ctx = self.ctx();
+        let desc = self.local_desc(&ctx, dst.as_ptr(), dst.len());
+        let max = self.prov.max_msg_size;
+        for (i, chunk) in dst.chunks_mut(max).enumerate() {
+            let local = LocalBuf {
+                ptr: chunk.as_mut_ptr(),
+                len: chunk.len(),
+                desc,
+            };
+            let r = RemoteBuf {
+                addr: remote.addr + (i * max) as u64,
+                ..remote
+            };
+            ctx.read(local, r, 0)?;
+        }
+        ctx.wait_all()?;
+        Ok(())
+    }
+
+    /// PUT/GET through a registered bounce buffer (providers with `FI_MR_LOCAL`
+    /// and a local buffer outside the heap).
+    fn bounced(
+        &self,
+        remote_at: GlobalAddr,
+        len: usize,
+        mut copy: impl FnMut(&mut [u8], usize, usize),
+        is_put: bool,
+    ) -> Result<()> {
+        const BOUNCE: usize = 64 << 10;
+        let piece = BOUNCE.min(self.prov.max_msg_size);
+        let tmp_addr = self.heap.alloc(piece, 64)?;
+        // SAFETY: tmp_addr..+piece is a fresh heap allocation only we use.
+        let tmp = unsafe { std::slice::from_raw_parts_mut(tmp_addr as *mut u8, piece) };
+        let result = (|| {
+            let mut off = 0;
+            while off < len {
+                let n = piece.min(len - off);
+                let r = self.remote(remote_at.offset(off as u64), n)?;
+                let mut ctx = self.ctx();
+                let local = LocalBuf {
+                    ptr: tmp.as_mut_ptr(),
+                    len: n,
+                    desc: ctx.heap_desc(),
+                };
+                if is_put {
+                    copy(tmp, off, n);
+                    ctx.write(local, r, self.mode_flags())?;
+                    ctx.wait_all()?;
+                    ctx.mark_put_dangling(remote_at.locale, self.n);
+                } else {
+                    ctx.read(local, r, 0)?;
+                    ctx.wait_all()?;
+                    copy(tmp, off, n);
+                }
+                off += n;
+            }
+            Ok(())
+        })();
+        self.heap.free(tmp_addr)?;
+        result
+    }
+
+    /// A remote atomic on one element of `ty` at `target`. `operand` and
+    /// `compare` carry the value's bits in their low bytes (little-endian);
+    /// the returned value is the fetched old value (0 for non-fetching ops).
+    pub fn amo(
+        &self,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+        compare: u64,
+        fetch: bool,
+    ) -> Result<u64> {
+        let size = ty.size();
+        let remote = self.remote(target, size)?;
+        if target.addr % size as u64 != 0 {
+            return Err(Error::Misaligned {
+                locale: target.locale,
+                addr: target.addr,
+                align: size,
+                what: "remote atomic",
+            });
+        }
+        let kind = AmoKind::of(op, fetch);
+        if !self.native.supports(ty, op, kind) {
+            return Err(Error::Unsupported(format!(
+                "{op:?} on {ty:?} ({kind:?}) is not native on provider {}, and AMOs via active \
+                 messages are not available yet",
+                self.prov.name
+            )));
+        }
+        let mut ctx = self.ctx();
+        // Interim visibility: a writing AMO is ordered after every earlier PUT.
+        self.force_visible_locked(&mut ctx)?;
+        {
+            let (o, c, r) = ctx.scratch_words();
+            *o = operand.to_le_bytes();
+            *c = compare.to_le_bytes();
+            *r = [0; 8];
+        }
+        let flags = self.mode_flags();
+        ctx.atomic(remote, ty.datatype(), op.fi_op(), kind, flags)?;
+        ctx.wait_all()?;
+        let (_, _, r) = ctx.scratch_words();
+        let mut out = [0u8; 8];
+        out[..size].copy_from_slice(&r[..size]);
+        Ok(if kind == AmoKind::Plain { 0 } else { u64::from_le_bytes(out) })
+    }
+
+    /// Forces every dangling store of every context visible.
+    pub fn force_visible(&self) -> Result<()> {
+        for c in &self.contexts {
+            let mut ctx = c.lock();
+            self.force_visible_locked(&mut ctx)?;
+        }
+        Ok(())
+    }
+
+    fn force_visible_locked(&self, ctx: &mut TxContext) -> Result<()> {
+        let targets = ctx.take_put_dangling();
+        if targets.is_empty() {
+            return Ok(());
+        }
+        let flags = if self.prov.mode == Mode::MessageOrderFence { sys::FI_FENCE } else { 0 };
+        let (_, _, r) = ctx.scratch_words();
+        let dst = r.as_mut_ptr();
+        for t in targets {
+            let remote = self.remote(GlobalAddr::new(t, self.peers[t as usize].heap_base + (self.order_dummy - self.heap.base_addr())), 8)?;
+            let local = LocalBuf {
+                ptr: dst,
+                len: 8,
+                desc: ctx.heap_desc(),
+            };
+            ctx.read(local, remote, flags)?;
+        }
+        ctx.wait_all()
+    }
+
+    /// Job-wide barrier; every store issued before it is visible after it.
+    pub fn barrier(&self) -> Result<()> {
+        self.force_visible()?;
+        self.oob.barrier()?;
+        Ok(())
+    }
+
+    /// Orderly shutdown: barrier, stop progress. Idempotent.
+    pub fn finalize(&self) -> Result<()> {
+        if self.finalized.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let r = self.barrier();
+        self.stop_progress();
+        r
+    }
+
+    fn stop_progress(&self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(h) = self.progress.lock().take() {
+            let _ = h.join();
+        }
+    }
+
+    /// Registration key of this locale's heap (diagnostics).
+    pub fn heap_key(&self) -> u64 {
+        self.mr.key()
+    }
+
+    /// The receive endpoint (target of every RMA and AM).
+    pub fn rx_endpoint(&self) -> &Arc<Endpoint> {
+        &self.rx_ep
+    }
+}
+
+impl Drop for Comm {
+    fn drop(&mut self) {
+        self.stop_progress();
+    }
+}
+
+fn spawn_progress(
+    rx_ep: Arc<Endpoint>,
+    stop: Arc<AtomicBool>,
+    serial: Option<crate::ctx::DomainLock>,
+) -> Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("pgas-progress".into())
+        .spawn(move || {
+            let cq: &Cq = rx_ep.cq();
+            let mut buf = [CqEntry::default(); 8];
+            while !stop.load(Ordering::Acquire) {
+                let guard = serial.as_ref().map(|l| l.lock());
+                let r = cq.read(&mut buf, 100);
+                drop(guard);
+                match r {
+                    Ok(0) => {
+                        if cq.wait_mode() == WaitMode::Spin {
+                            std::thread::yield_now();
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!("progress thread: {}", e.error),
+                }
+            }
+        })
+        .map_err(|e| Error::Unsupported(format!("cannot start the progress thread: {e}")))
+}
+
+fn human_size(b: usize) -> String {
+    if b >= 1 << 30 && b % (1 << 30) == 0 {
+        format!("{}G", b >> 30)
+    } else if b >= 1 << 20 {
+        format!("{}M", b >> 20)
+    } else {
+        format!("{}K", b >> 10)
+    }
+}

@@ -1,0 +1,148 @@
+//! Errors of the comm layer.
+//!
+//! Every libfabric failure carries the call that failed, its return code and
+//! `fi_strerror` text; every bad input names the bad value, so a user can see
+//! what to change without a debugger.
+
+use libfabric_sys as sys;
+use std::ffi::CStr;
+
+/// Result alias for the comm layer.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failed libfabric call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{call} failed: {text} (ret {code})")]
+pub struct OfiError {
+    /// The libfabric function, e.g. `fi_writemsg`.
+    pub call: &'static str,
+    /// Its (negative) return code, or the completion error code.
+    pub code: i64,
+    /// `fi_strerror` text, plus provider detail where libfabric gave one.
+    pub text: String,
+}
+
+impl OfiError {
+    /// Builds the error for a negative return code of `call`.
+    pub fn from_ret(call: &'static str, ret: i64) -> Self {
+        OfiError {
+            call,
+            code: ret,
+            text: strerror(ret.unsigned_abs() as i32),
+        }
+    }
+}
+
+/// `fi_strerror` as an owned string.
+pub fn strerror(errnum: i32) -> String {
+    // SAFETY: fi_strerror returns a pointer to a static NUL-terminated string
+    // for any errnum (unknown numbers map to a generic message).
+    unsafe { CStr::from_ptr(sys::fi_strerror(errnum)) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Turns a libfabric return code into a `Result`.
+pub(crate) fn check(call: &'static str, ret: impl Into<i64>) -> Result<(), OfiError> {
+    let ret = ret.into();
+    if ret < 0 {
+        Err(OfiError::from_ret(call, ret))
+    } else {
+        Ok(())
+    }
+}
+
+/// Everything that can go wrong in the comm layer.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A libfabric call failed.
+    #[error(transparent)]
+    Ofi(#[from] OfiError),
+    /// An environment variable holds a value we cannot use.
+    #[error("invalid {var}={value:?}: {reason}")]
+    Env {
+        /// The variable.
+        var: &'static str,
+        /// Its value as found.
+        value: String,
+        /// What is wrong and what would be accepted.
+        reason: String,
+    },
+    /// No provider could be used (or the forced one is unknown).
+    #[error("{0}")]
+    NoProvider(String),
+    /// The forced MCM mode cannot be honoured by the (forced or chosen) provider.
+    #[error("MCM mode {mode} is not supported by provider {provider}; it supports: {supported}")]
+    ModeUnsupported {
+        /// The mode asked for.
+        mode: String,
+        /// The provider.
+        provider: String,
+        /// What the provider can do, as a list.
+        supported: String,
+    },
+    /// A locale number outside the job.
+    #[error("locale {locale} is out of range: the job has {num_locales} locales (0..{num_locales})")]
+    InvalidLocale {
+        /// The bad locale.
+        locale: u32,
+        /// The job size.
+        num_locales: u32,
+    },
+    /// A remote address outside the target's registered memory.
+    #[error(
+        "address {addr:#x} (+{len} bytes) on locale {locale} is outside its registered heap \
+         [{base:#x}, {end:#x})"
+    )]
+    AddressOutOfHeap {
+        /// Target locale.
+        locale: u32,
+        /// The address.
+        addr: u64,
+        /// Length of the access.
+        len: usize,
+        /// Heap start on that locale.
+        base: u64,
+        /// Heap end on that locale.
+        end: u64,
+    },
+    /// An access size the operation cannot take.
+    #[error("invalid size {size} for {what}: {reason}")]
+    InvalidSize {
+        /// The operation.
+        what: &'static str,
+        /// The bad size.
+        size: usize,
+        /// Why.
+        reason: String,
+    },
+    /// A misaligned atomic target.
+    #[error("address {addr:#x} on locale {locale} is not {align}-byte aligned for a {what}")]
+    Misaligned {
+        /// Target locale.
+        locale: u32,
+        /// The address.
+        addr: u64,
+        /// Required alignment.
+        align: usize,
+        /// The operation.
+        what: &'static str,
+    },
+    /// The registered heap cannot satisfy an allocation.
+    #[error("registered heap exhausted: cannot allocate {size} bytes (heap {heap_size} bytes, set PGAS_HEAP_SIZE)")]
+    OutOfMemory {
+        /// Bytes asked for.
+        size: usize,
+        /// Heap size.
+        heap_size: usize,
+    },
+    /// An operation the provider cannot do natively and whose fallback is missing.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The out-of-band bootstrap failed.
+    #[error("bootstrap: {0}")]
+    Bootstrap(#[from] bootstrap::OobError),
+    /// Start-up exchange produced inconsistent data.
+    #[error("start-up exchange: {0}")]
+    Exchange(String),
+}

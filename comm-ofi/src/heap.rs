@@ -1,0 +1,224 @@
+//! The registered heap: one mapping per locale, registered once, from which
+//! remotely addressable memory is handed out.
+//!
+//! Registering once (instead of per allocation) keeps PUT/GET free of
+//! registration cost and lets every locale know every other locale's
+//! (base, size, key) after one exchange at start-up. The mapping is
+//! anonymous and `MAP_NORESERVE`, so a large default costs nothing until
+//! touched.
+//!
+//! The allocator is a first-fit free list with coalescing, under a lock: it is
+//! used for long-lived buffers, not per operation. Allocations made in the
+//! same order on every locale get the same offsets ("symmetric" allocation),
+//! which the start-up code and tests rely on.
+
+use crate::error::{Error, Result};
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+
+/// Smallest alignment handed out (a cache line, so words of different
+/// allocations never share a line).
+pub const MIN_ALIGN: usize = 64;
+
+/// A locale's registered memory region and its allocator.
+#[derive(Debug)]
+pub struct Heap {
+    base: *mut u8,
+    size: usize,
+    free: Mutex<FreeList>,
+}
+
+// SAFETY: the mapping is process-wide memory; all mutation of allocator state
+// is under the mutex, and access to the bytes is through raw pointers whose
+// users synchronise (or race, as the program's memory model allows).
+unsafe impl Send for Heap {}
+// SAFETY: as above.
+unsafe impl Sync for Heap {}
+
+#[derive(Debug, Default)]
+struct FreeList {
+    /// offset -> length of each free block.
+    free: BTreeMap<usize, usize>,
+    /// offset -> length of each live allocation.
+    live: BTreeMap<usize, usize>,
+}
+
+impl Heap {
+    /// Maps `size` bytes (rounded up to pages).
+    pub fn new(size: usize) -> Result<Heap> {
+        let page = 4096;
+        let size = size.div_ceil(page) * page;
+        // SAFETY: anonymous private mapping with no address hint; checked below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(Error::Env {
+                var: "PGAS_HEAP_SIZE",
+                value: size.to_string(),
+                reason: format!("cannot map the heap: {}", std::io::Error::last_os_error()),
+            });
+        }
+        let mut fl = FreeList::default();
+        fl.free.insert(0, size);
+        Ok(Heap {
+            base: p as *mut u8,
+            size,
+            free: Mutex::new(fl),
+        })
+    }
+
+    /// Start address.
+    pub fn base(&self) -> *mut u8 {
+        self.base
+    }
+
+    /// Start address as an integer.
+    pub fn base_addr(&self) -> u64 {
+        self.base as u64
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Whether `[addr, addr+len)` lies inside the heap.
+    pub fn contains(&self, addr: u64, len: usize) -> bool {
+        let b = self.base_addr();
+        addr >= b && addr.checked_add(len as u64).is_some_and(|e| e <= b + self.size as u64)
+    }
+
+    /// Allocates `size` bytes aligned to `align` (at least [`MIN_ALIGN`]);
+    /// returns the address. Zero-size requests get a minimal block.
+    pub fn alloc(&self, size: usize, align: usize) -> Result<u64> {
+        if !align.is_power_of_two() {
+            return Err(Error::InvalidSize {
+                what: "heap alignment",
+                size: align,
+                reason: "alignment must be a power of two".into(),
+            });
+        }
+        let align = align.max(MIN_ALIGN);
+        let size = size.max(1).div_ceil(MIN_ALIGN) * MIN_ALIGN;
+        let mut fl = self.free.lock();
+        let found = fl.free.iter().find_map(|(&off, &len)| {
+            let start = (self.base_addr() as usize + off).next_multiple_of(align)
+                - self.base_addr() as usize;
+            (start + size <= off + len).then_some((off, len, start))
+        });
+        let Some((off, len, start)) = found else {
+            return Err(Error::OutOfMemory {
+                size,
+                heap_size: self.size,
+            });
+        };
+        fl.free.remove(&off);
+        if start > off {
+            fl.free.insert(off, start - off);
+        }
+        if start + size < off + len {
+            fl.free.insert(start + size, off + len - (start + size));
+        }
+        fl.live.insert(start, size);
+        Ok(self.base_addr() + start as u64)
+    }
+
+    /// Returns an allocation. Freeing an address that is not a live
+    /// allocation is an error naming it.
+    pub fn free(&self, addr: u64) -> Result<()> {
+        let bad = || Error::InvalidSize {
+            what: "heap free",
+            size: addr as usize,
+            reason: format!("{addr:#x} is not a live allocation of this heap"),
+        };
+        if !self.contains(addr, 0) {
+            return Err(bad());
+        }
+        let off = (addr - self.base_addr()) as usize;
+        let mut fl = self.free.lock();
+        let size = fl.live.remove(&off).ok_or_else(bad)?;
+        let (mut start, mut len) = (off, size);
+        if let Some((&prev, &plen)) = fl.free.range(..start).next_back() {
+            if prev + plen == start {
+                fl.free.remove(&prev);
+                start = prev;
+                len += plen;
+            }
+        }
+        if let Some(&nlen) = fl.free.get(&(start + len)) {
+            fl.free.remove(&(start + len));
+            len += nlen;
+        }
+        fl.free.insert(start, len);
+        Ok(())
+    }
+
+    /// Bytes currently handed out.
+    pub fn in_use(&self) -> usize {
+        self.free.lock().live.values().sum()
+    }
+}
+
+impl Drop for Heap {
+    fn drop(&mut self) {
+        // SAFETY: base/size are exactly the mapping made in new(); every MR on
+        // it has been closed (the MR is dropped before the heap in Comm).
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.size) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alloc_free_coalesces_and_is_deterministic() {
+        let h = Heap::new(1 << 20).unwrap();
+        let a = h.alloc(100, 8).unwrap();
+        let b = h.alloc(4096, 4096).unwrap();
+        let c = h.alloc(1, 1).unwrap();
+        assert_eq!(a, h.base_addr());
+        assert_eq!(b % 4096, 0);
+        assert!(c > b);
+        h.free(b).unwrap();
+        h.free(a).unwrap();
+        h.free(c).unwrap();
+        assert_eq!(h.in_use(), 0);
+        // Whole heap is one block again.
+        let big = h.alloc((1 << 20) - 64, 64).unwrap();
+        assert_eq!(big, h.base_addr());
+        let h2 = Heap::new(1 << 20).unwrap();
+        assert_eq!(h2.alloc(100, 8).unwrap() - h2.base_addr(), 0);
+    }
+
+    #[test]
+    fn exhaustion_and_bad_free_are_errors() {
+        let h = Heap::new(1 << 20).unwrap();
+        let e = h.alloc(2 << 20, 8).unwrap_err().to_string();
+        assert!(e.contains("PGAS_HEAP_SIZE"), "{e}");
+        let a = h.alloc(64, 8).unwrap();
+        assert!(h.free(a + 64).is_err());
+        h.free(a).unwrap();
+        assert!(h.free(a).is_err(), "double free must be refused");
+        assert!(h.free(12345).is_err());
+        assert!(h.alloc(8, 3).is_err());
+    }
+
+    #[test]
+    fn contains_checks_bounds() {
+        let h = Heap::new(1 << 20).unwrap();
+        let b = h.base_addr();
+        assert!(h.contains(b, 1 << 20));
+        assert!(!h.contains(b, (1 << 20) + 1));
+        assert!(!h.contains(b - 1, 1));
+        assert!(!h.contains(u64::MAX, 2));
+    }
+}

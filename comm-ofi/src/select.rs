@@ -1,0 +1,328 @@
+//! Provider and MCM-mode selection.
+//!
+//! The original tries the three MCM modes in order (message-order-fence,
+//! message-order, delivery-complete), "good" providers first, and takes the
+//! first hit. On a machine where only `sockets` offers `FI_FENCE` that picks
+//! the slowest provider by three orders of magnitude. We collect every
+//! (provider, mode) pair the installed library can honour, rank *providers*
+//! first (hardware, then `shm` when every locale shares a host, then
+//! tcp/udp, `sockets` last), and then take the first mode that provider
+//! honours, in the original's order. `docs/providers.md` records the ranking.
+//!
+//! Every locale must end up with the same choice, so locale 0 decides and the
+//! others resolve exactly that (provider, mode, domain) on their side.
+
+use crate::error::{Error, Result};
+use crate::ofi::info::{order_names, Info};
+use crate::Mode;
+use libfabric_sys as sys;
+
+/// What the user forced, if anything.
+#[derive(Debug, Clone, Default)]
+pub struct SelectRequest {
+    /// `PGAS_PROVIDER` / `FI_PROVIDER`.
+    pub provider: Option<String>,
+    /// `PGAS_MCM_MODE` (None = auto).
+    pub mode: Option<Mode>,
+    /// All locales run on this host (so `shm` can reach all of them).
+    pub single_host: bool,
+    /// Ask for native atomics (`PGAS_NATIVE_AMO=0` turns them off).
+    pub want_atomics: bool,
+}
+
+/// The outcome: one provider entry and the mode it will run in.
+#[derive(Debug)]
+pub struct Selection {
+    /// The `fi_info` entry to open everything from.
+    pub info: Info,
+    /// The MCM mode.
+    pub mode: Mode,
+    /// Provider name (`tcp;ofi_rxm`).
+    pub provider: String,
+    /// Whether `FI_ATOMIC` was granted (native AMOs).
+    pub native_atomics: bool,
+}
+
+/// One (provider, mode) the library offers.
+#[derive(Debug)]
+struct Candidate {
+    info: Info,
+    mode: Mode,
+    atomics: bool,
+}
+
+const BASE_CAPS: u64 = sys::FI_MSG
+    | sys::FI_MULTI_RECV
+    | sys::FI_RMA
+    | sys::FI_READ
+    | sys::FI_WRITE
+    | sys::FI_REMOTE_READ
+    | sys::FI_REMOTE_WRITE
+    | sys::FI_SEND
+    | sys::FI_RECV;
+
+/// Memory-registration modes this layer can honour (see `heap`).
+pub const MR_MODES_SUPPORTED: u64 = sys::FI_MR_LOCAL
+    | sys::FI_MR_VIRT_ADDR
+    | sys::FI_MR_ALLOCATED
+    | sys::FI_MR_PROV_KEY
+    | sys::FI_MR_ENDPOINT;
+
+/// The three modes in the original's preference order.
+pub const MODE_ORDER: [Mode; 3] = [Mode::MessageOrderFence, Mode::MessageOrder, Mode::DeliveryComplete];
+
+/// Builds the hints for one mode attempt.
+fn hints(mode: Mode, atomics: bool, provider: Option<&str>) -> Info {
+    let mut h = Info::hints();
+    let mut caps = BASE_CAPS;
+    let mut order = sys::FI_ORDER_SAS;
+    let mut op_flags = sys::FI_COMPLETION;
+    match mode {
+        Mode::MessageOrderFence => {
+            caps |= sys::FI_ATOMIC | sys::FI_FENCE;
+            // RMA_WAW is kept (non-blocking PUTs exist); ATOMIC_RAW is not asked
+            // for because several providers do not offer it.
+            order |= sys::FI_ORDER_ATOMIC_WAW | sys::FI_ORDER_RMA_WAW;
+        }
+        Mode::MessageOrder => {
+            order |= sys::FI_ORDER_RAW | sys::FI_ORDER_WAW | sys::FI_ORDER_SAW;
+        }
+        Mode::DeliveryComplete => {
+            op_flags |= sys::FI_DELIVERY_COMPLETE;
+        }
+    }
+    if atomics {
+        caps |= sys::FI_ATOMIC;
+    }
+    h.set_caps(caps)
+        .set_mode(0)
+        .set_ep_type(sys::FI_EP_RDM)
+        .set_msg_order(order)
+        .set_tx_op_flags(op_flags)
+        .set_domain(sys::FI_THREAD_SAFE, MR_MODES_SUPPORTED);
+    if let Some(p) = provider {
+        h.set_prov_name(p);
+    }
+    h
+}
+
+/// Rank of a provider: lower is better. (class, position within class).
+pub fn provider_rank(prov: &str, single_host: bool) -> (u8, u8) {
+    let core = prov.split(';').next().unwrap_or(prov);
+    match core {
+        "shm" if single_host => (1, 0),
+        "shm" => (9, 0), // cannot reach other hosts
+        "tcp" => (2, 0),
+        "udp" => (2, 1),
+        "net" => (2, 2),
+        "sockets" => (3, 0),
+        // verbs, efa, cxi, psm2/3, opx, usnic, gni, ...: hardware first.
+        _ => (0, 0),
+    }
+}
+
+fn usable(c: &Candidate, req: &SelectRequest) -> bool {
+    let prov = c.info.prov_name();
+    if prov.contains("ofi_mrail") || prov.starts_with("ofi_hook") {
+        return false;
+    }
+    // ofi_rxm claims FI_DELIVERY_COMPLETE but does not deliver it (libfabric
+    // issue 5601): only when the user names the provider.
+    if c.mode == Mode::DeliveryComplete && prov.contains("ofi_rxm") && req.provider.is_none() {
+        return false;
+    }
+    // sockets over IPv6 is unreliable (the original filters it too).
+    if prov == "sockets" && c.info.as_addr_format() == sys::FI_SOCKADDR_IN6 {
+        return false;
+    }
+    // Locales on several hosts need a provider that reaches other hosts
+    // (shm only offers FI_LOCAL_COMM, which is why the hints leave both out).
+    if !req.single_host && (prov.starts_with("shm") || !c.info.has_caps(sys::FI_REMOTE_COMM)) {
+        return false;
+    }
+    true
+}
+
+fn provider_matches(prov: &str, wanted: &str) -> bool {
+    prov == wanted || prov.split(';').next() == Some(wanted)
+}
+
+fn gather(req: &SelectRequest, provider: Option<&str>) -> Result<Vec<Candidate>> {
+    let mut out = Vec::new();
+    let modes: Vec<Mode> = match req.mode {
+        Some(m) => vec![m],
+        None => MODE_ORDER.to_vec(),
+    };
+    for mode in modes {
+        let atomic_choices: &[bool] = match (mode, req.want_atomics) {
+            (Mode::MessageOrderFence, _) => &[true],
+            (_, true) => &[true, false],
+            (_, false) => &[false],
+        };
+        for &atomics in atomic_choices {
+            let h = hints(mode, atomics, provider);
+            if let Some(list) = Info::getinfo(&h)? {
+                for info in list.entries() {
+                    out.push(Candidate { info, mode, atomics });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every provider name the library offers an RDM endpoint for (for messages).
+pub fn available_providers(single_host: bool) -> Result<Vec<String>> {
+    let mut names: Vec<String> = Vec::new();
+    for mode in MODE_ORDER {
+        for atomics in [true, false] {
+            if let Some(list) = Info::getinfo(&hints(mode, atomics, None))? {
+                for i in list.entries() {
+                    let n = i.prov_name();
+                    if !names.contains(&n) && !n.contains("ofi_mrail") {
+                        names.push(n);
+                    }
+                }
+            }
+        }
+    }
+    names.sort_by_key(|n| provider_rank(n, single_host));
+    Ok(names)
+}
+
+/// Modes a provider can honour (names, for messages).
+pub fn modes_of(provider: &str, single_host: bool) -> Result<Vec<Mode>> {
+    let req = SelectRequest {
+        provider: Some(provider.to_string()),
+        mode: None,
+        single_host,
+        want_atomics: true,
+    };
+    let cands = gather(&req, Some(provider))?;
+    let mut modes = Vec::new();
+    for c in cands.iter().filter(|c| usable(c, &req)) {
+        if !modes.contains(&c.mode) {
+            modes.push(c.mode);
+        }
+    }
+    Ok(modes)
+}
+
+fn sort_key(c: &Candidate, single_host: bool) -> (u8, u8, String, usize, bool, bool) {
+    let prov = c.info.prov_name();
+    let mode_idx = MODE_ORDER.iter().position(|m| *m == c.mode).unwrap_or(9);
+    let dom = c.info.domain_name();
+    // On one host, prefer the loopback interface for IP providers.
+    let not_lo = single_host && !(dom == "lo" || dom.starts_with("127."));
+    let (class, sub) = provider_rank(&prov, single_host);
+    (class, sub, prov, mode_idx, !c.atomics, not_lo)
+}
+
+/// Chooses provider and mode (run on locale 0).
+pub fn select(req: &SelectRequest) -> Result<Selection> {
+    let forced = req.provider.as_deref();
+    // Ask libfabric without a provider name and filter ourselves, so that
+    // "tcp" also matches "tcp;ofi_rxm".
+    let mut cands: Vec<Candidate> = gather(req, None)?
+        .into_iter()
+        .filter(|c| usable(c, req))
+        .filter(|c| forced.is_none_or(|p| provider_matches(&c.info.prov_name(), p)))
+        .collect();
+    if cands.is_empty() {
+        return Err(explain_failure(req));
+    }
+    cands.sort_by_key(|c| sort_key(c, req.single_host));
+    let best = cands.swap_remove(0);
+    Ok(Selection {
+        provider: best.info.prov_name(),
+        mode: best.mode,
+        native_atomics: best.atomics,
+        info: best.info,
+    })
+}
+
+/// Resolves exactly the choice locale 0 made (run on the other locales).
+pub fn resolve(provider: &str, mode: Mode, atomics: bool, domain: &str) -> Result<Selection> {
+    let mut h = hints(mode, atomics, Some(provider));
+    h.set_domain_name(domain);
+    let list = Info::getinfo(&h)?.ok_or_else(|| {
+        Error::NoProvider(format!(
+            "locale 0 chose provider {provider} (domain {domain}, mode {mode}) but this locale's \
+             libfabric does not offer it"
+        ))
+    })?;
+    let info = list
+        .entries()
+        .into_iter()
+        .find(|i| i.prov_name() == provider)
+        .ok_or_else(|| Error::NoProvider(format!("provider {provider} not offered on this locale")))?;
+    Ok(Selection {
+        info,
+        mode,
+        provider: provider.to_string(),
+        native_atomics: atomics,
+    })
+}
+
+fn explain_failure(req: &SelectRequest) -> Error {
+    let avail = available_providers(req.single_host).unwrap_or_default();
+    match (&req.provider, req.mode) {
+        (Some(p), mode) => {
+            let known = avail.iter().any(|a| provider_matches(a, p));
+            if !known {
+                return Error::NoProvider(format!(
+                    "unknown or unusable provider {p:?} (from PGAS_PROVIDER/FI_PROVIDER); \
+                     available here: {}",
+                    avail.join(", ")
+                ));
+            }
+            let name = avail
+                .iter()
+                .find(|a| provider_matches(a, p))
+                .cloned()
+                .unwrap_or_else(|| p.clone());
+            let modes = modes_of(&name, req.single_host).unwrap_or_default();
+            let supported = if modes.is_empty() {
+                "no MCM mode".to_string()
+            } else {
+                modes.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", ")
+            };
+            match mode {
+                Some(m) => Error::ModeUnsupported {
+                    mode: m.to_string(),
+                    provider: name,
+                    supported,
+                },
+                None => Error::NoProvider(format!(
+                    "provider {name} can honour no MCM mode here (supported: {supported})"
+                )),
+            }
+        }
+        (None, Some(m)) => {
+            let mut who = Vec::new();
+            for a in &avail {
+                if let Ok(ms) = modes_of(a, req.single_host) {
+                    who.push(format!(
+                        "{a}: {}",
+                        ms.iter().map(|m| m.to_string()).collect::<Vec<_>>().join("/")
+                    ));
+                }
+            }
+            Error::NoProvider(format!(
+                "no provider here honours MCM mode {m}; providers and their modes: {}",
+                who.join("; ")
+            ))
+        }
+        (None, None) => Error::NoProvider(format!(
+            "no libfabric provider offers an RDM endpoint with RMA and messages \
+             (providers seen: {}); check `fi_info -l`",
+            avail.join(", ")
+        )),
+    }
+}
+
+/// One-line description of the ordering a selection got, for verbose output.
+pub fn describe_order(info: &Info) -> String {
+    order_names(info.tx_msg_order())
+}
+
