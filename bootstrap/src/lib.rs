@@ -1,1 +1,89 @@
-//! placeholder: filled in by its issue
+//! Out-of-band (OOB) start-up service for pgas-comm locales.
+//!
+//! Before libfabric endpoints can talk to each other, every locale has to learn
+//! the others' endpoint names and memory keys. That first exchange cannot go
+//! over the fabric itself, so it goes over this crate: a handful of collectives
+//! ([`Oob::allgather`], [`Oob::broadcast`], [`Oob::barrier`]) plus
+//! [`Oob::abort`] to take the whole job down with a message. It sits below
+//! comm-ofi (which needs it during init) and so has no libfabric dependency.
+//!
+//! # Backends
+//!
+//! [`from_env`] picks a backend from the environment ([`Backend::detect`]):
+//!
+//! * **launcher** — the process was started by `pgasrun` (this crate's binary),
+//!   which sets [`env::OOB_ADDR`], [`env::RANK`], [`env::SIZE`] and
+//!   [`env::JOB_ID`]. The locale connects to the launcher over TCP and keeps the
+//!   connection for the whole run; the launcher performs the collectives.
+//! * **single** — none of those variables are set: the program was run by hand
+//!   and is locale 0 of 1. Collectives are trivial.
+//! * **PMIx** (mpirun/srun) — detected but not implemented yet; see
+//!   [`Backend::Pmix`]. This is the extension point for that work.
+//!
+//! # Calling rules
+//!
+//! * Collectives are *collective*: every locale must call them, in the same
+//!   order, with the same kind (and, for `broadcast`, the same root). The
+//!   launcher checks kind and root; a mismatch takes the job down with a message
+//!   naming both calls.
+//! * An [`Oob`] may be used from any thread, but calls are serialized (one
+//!   collective at a time per locale). If several threads of a locale issue
+//!   collectives, their order must still be the same on every locale, so in
+//!   practice call them from one thread.
+//! * Liveness: under the launcher, a watchdog thread reads the control
+//!   connection for the whole run. If the launcher goes away, or tells the
+//!   locale the job is being stopped (another locale died or aborted), the
+//!   watchdog prints a message on stderr and exits the process. A locale never
+//!   outlives its job.
+//!
+//! See `docs/launcher.md` for the protocol and failure handling.
+
+mod client;
+pub mod env;
+mod error;
+mod single;
+pub mod wire;
+
+pub use env::{Backend, LauncherEnv};
+pub use error::OobError;
+pub use single::SingleOob;
+
+/// The out-of-band exchange a locale uses during start-up.
+///
+/// All collectives must be called by every locale, in the same order (see the
+/// crate docs). Implementations are safe to share between threads; calls are
+/// serialized internally.
+pub trait Oob: Send + Sync {
+    /// This locale's index, `0..size()`.
+    fn rank(&self) -> usize;
+
+    /// Number of locales in the job (at least 1).
+    fn size(&self) -> usize;
+
+    /// Every locale contributes `data`; returns all contributions ordered by
+    /// rank (index `i` is locale `i`'s bytes). Lengths may differ per locale.
+    fn allgather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>, OobError>;
+
+    /// Returns locale `root`'s `data` on every locale. `data` is ignored on
+    /// the other locales. `root` must be `< size()`.
+    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError>;
+
+    /// Returns once every locale has entered the barrier.
+    fn barrier(&self) -> Result<(), OobError>;
+
+    /// Declares this locale failed: the launcher prints `msg` and brings the
+    /// whole job down. Never returns (the process exits).
+    fn abort(&self, msg: &str) -> !;
+}
+
+/// Connects to whatever started this process (see [`Backend::detect`]).
+///
+/// * Started by `pgasrun`: connects to it (bounded retries). Calling this more
+///   than once in a process returns handles to the same connection.
+/// * No launcher variables: a single-locale [`SingleOob`] (rank 0 of 1).
+/// * PMIx variables but not ours: [`OobError::PmixNotImplemented`].
+///
+/// Errors name the variable and value at fault, or the launcher address.
+pub fn from_env() -> Result<Box<dyn Oob>, OobError> {
+    Backend::detect()?.connect()
+}

@@ -79,8 +79,25 @@ pub struct ProviderInfo {
     pub atomics: bool,
 }
 
+/// Carries out atomics the provider cannot do natively (installed by the AM
+/// layer, which sends them to the target's handler).
+pub trait AmoFallback: Send + Sync {
+    /// Same contract as [`Comm::amo`].
+    fn amo(
+        &self,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+        compare: u64,
+        fetch: bool,
+    ) -> Result<u64>;
+}
+
 /// One locale's communication layer.
 pub struct Comm {
+    amo_fallback: parking_lot::RwLock<Option<Arc<dyn AmoFallback>>>,
+    rx_serial: Option<crate::ctx::DomainLock>,
     me: Locale,
     n: Locale,
     prov: ProviderInfo,
@@ -295,10 +312,13 @@ impl Comm {
             NativeAtomics::none()
         };
 
+        let serial_for_rx = serial.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let progress = spawn_progress(rx_ep.clone(), stop.clone(), serial)?;
 
         let comm = Comm {
+            amo_fallback: parking_lot::RwLock::new(None),
+            rx_serial: serial_for_rx,
             me,
             n,
             prov,
@@ -617,6 +637,9 @@ impl Comm {
         }
         let kind = AmoKind::of(op, fetch);
         if !self.native.supports(ty, op, kind) {
+            if let Some(fb) = self.amo_fallback.read().clone() {
+                return fb.amo(target, ty, op, operand, compare, fetch);
+            }
             return Err(Error::Unsupported(format!(
                 "{op:?} on {ty:?} ({kind:?}) is not native on provider {}, and AMOs via active \
                  messages are not available yet",
@@ -692,6 +715,76 @@ impl Comm {
         if let Some(h) = self.progress.lock().take() {
             let _ = h.join();
         }
+    }
+
+    /// Installs the path for atomics that are not native (the AM layer).
+    pub fn set_amo_fallback(&self, fb: Arc<dyn AmoFallback>) {
+        *self.amo_fallback.write() = Some(fb);
+    }
+
+    /// Whether (ty, op, fetch) is done natively by the provider.
+    pub fn amo_is_native(&self, ty: AmoType, op: AmoOp, fetch: bool) -> bool {
+        self.native.supports(ty, op, AmoKind::of(op, fetch))
+    }
+
+    /// Stops the built-in progress thread: the caller (the AM handler) takes
+    /// over polling the receive CQ with [`Comm::poll_rx`] from now on.
+    pub fn take_over_progress(&self) {
+        self.stop_progress();
+    }
+
+    /// Reads receive-side completions (and drives progress for RMA
+    /// targeting this locale). Waits up to `timeout_ms` on blocking CQs.
+    pub fn poll_rx(&self, buf: &mut [CqEntry], timeout_ms: i32) -> std::result::Result<usize, crate::ofi::CqError> {
+        let _g = self.rx_serial.as_ref().map(|l| l.lock());
+        self.rx_ep.cq().read(buf, timeout_ms)
+    }
+
+    /// Posts a multi-receive landing zone on the receive endpoint, retrying
+    /// while the provider says `-FI_EAGAIN`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must lie in the registered heap and stay reserved for
+    /// the provider until it reports the buffer retired (`FI_MULTI_RECV`).
+    pub unsafe fn post_landing_zone(&self, buf: *mut u8, len: usize, context: usize) -> Result<()> {
+        let desc = if self.prov.mr_mode & sys::FI_MR_LOCAL != 0 { self.mr.desc() } else { std::ptr::null_mut() };
+        loop {
+            let ret = {
+                let _g = self.rx_serial.as_ref().map(|l| l.lock());
+                // SAFETY: forwarded from the caller's guarantee.
+                unsafe { self.rx_ep.post_multi_recv(buf, len, desc, context as *mut std::ffi::c_void) }
+            };
+            if ret == -(sys::FI_EAGAIN as isize) {
+                let mut b = [CqEntry::default(); 1];
+                let _ = self.poll_rx(&mut b[..0], 0);
+                std::thread::yield_now();
+                continue;
+            }
+            return crate::error::check("fi_recvmsg(FI_MULTI_RECV)", ret as i64).map_err(Error::Ofi);
+        }
+    }
+
+    /// Sets `FI_OPT_MIN_MULTI_RECV` on the receive endpoint.
+    pub fn set_min_multi_recv(&self, bytes: usize) -> Result<()> {
+        self.rx_ep
+            .set_opt_usize(sys::FI_OPT_MIN_MULTI_RECV as i32, bytes)
+            .map_err(Error::Ofi)
+    }
+
+    /// Sends `msg` to `target`'s receive endpoint and waits for local
+    /// completion (the buffer may be reused on return). `msg` must lie in the
+    /// registered heap when the provider needs `FI_MR_LOCAL`.
+    pub fn send(&self, target: Locale, msg: &[u8]) -> Result<()> {
+        self.check_locale(target)?;
+        let mut ctx = self.ctx();
+        let desc = self.local_desc(&ctx, msg.as_ptr(), msg.len());
+        let local = LocalBuf {
+            ptr: msg.as_ptr() as *mut u8,
+            len: msg.len(),
+            desc,
+        };
+        ctx.send(self.peers[target as usize].fi_addr, local, 0)?;
+        ctx.wait_all()
     }
 
     /// Registration key of this locale's heap (diagnostics).

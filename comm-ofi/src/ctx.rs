@@ -226,6 +226,28 @@ impl TxContext {
         })
     }
 
+    /// Posts a message send of `local` to the receive endpoint at `fi_addr`.
+    pub fn send(&mut self, fi_addr: sys::fi_addr_t, local: LocalBuf, flags: u64) -> Result<()> {
+        let iov = libc::iovec {
+            iov_base: local.ptr as *mut c_void,
+            iov_len: local.len,
+        };
+        let mut desc = local.desc;
+        self.post("fi_sendmsg", |ep| {
+            let msg = sys::fi_msg {
+                msg_iov: &iov as *const libc::iovec as *const sys::iovec,
+                desc: &mut desc,
+                iov_count: 1,
+                addr: fi_addr,
+                context: ptr::null_mut(),
+                data: 0,
+            };
+            // SAFETY: msg lives across the call; the payload stays valid until
+            // completion (callers wait before reusing it).
+            unsafe { sys::fi_sendmsg(ep, &msg, flags | sys::FI_COMPLETION) }
+        })
+    }
+
     /// Posts an atomic on one element of `datatype` at `remote`. The operand
     /// is taken from scratch word 0, the compare value from word 1, and a
     /// fetched result lands in word 2 (see [`TxContext::scratch_words`]).

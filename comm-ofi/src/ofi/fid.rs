@@ -328,6 +328,32 @@ impl Endpoint {
         Ok(buf)
     }
 
+    /// Posts a multi-receive buffer (`FI_MULTI_RECV`): the provider packs
+    /// incoming messages into it and reports `FI_MULTI_RECV` in the
+    /// completion flags when it retires the buffer. Returns the raw code
+    /// (`-FI_EAGAIN` must be retried after progress).
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and unused by anyone else until the
+    /// provider retires it (or the endpoint is closed).
+    pub unsafe fn post_multi_recv(&self, buf: *mut u8, len: usize, desc: *mut c_void, context: *mut c_void) -> isize {
+        let iov = libc::iovec {
+            iov_base: buf as *mut c_void,
+            iov_len: len,
+        };
+        let mut d = desc;
+        let msg = sys::fi_msg {
+            msg_iov: &iov as *const libc::iovec as *const sys::iovec,
+            desc: &mut d,
+            iov_count: 1,
+            addr: sys::FI_ADDR_UNSPEC,
+            context,
+            data: 0,
+        };
+        // SAFETY: msg lives across the call; the caller keeps buf alive.
+        unsafe { sys::fi_recvmsg(self.ptr, &msg, sys::FI_MULTI_RECV) }
+    }
+
     /// `fi_setopt` at the endpoint level.
     pub fn set_opt_usize(&self, name: i32, value: usize) -> Result<(), OfiError> {
         // SAFETY: value lives across the call; size matches what the option takes.

@@ -1,0 +1,336 @@
+//! The locale side of the launcher backend: one TCP connection to `pgasrun`
+//! for the whole run, shared by the collectives and a watchdog.
+//!
+//! Replies to collectives and the launcher's stop orders arrive on the same
+//! connection, so one reader thread (the watchdog) owns the read side: it hands
+//! replies to the waiting caller through a channel and exits the process on a
+//! stop order or when the connection drops (launcher gone). Callers write
+//! under a separate lock from the one that serializes collectives, so
+//! [`Oob::abort`] never waits behind a collective that is blocked on a peer.
+
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use crate::env::LauncherEnv;
+use crate::single::check_len;
+use crate::wire::{self, Msg, Op, WireError};
+use crate::{Oob, OobError};
+
+/// Give up connecting after this long (the launcher listens before it spawns
+/// us, so this only covers an overloaded machine).
+const CONNECT_DEADLINE: Duration = Duration::from_secs(30);
+/// One connection attempt.
+const CONNECT_ATTEMPT: Duration = Duration::from_secs(5);
+/// Waiting for the launcher's answer to our hello.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
+/// After sending an abort, how long to wait for the launcher's stop order
+/// before exiting on our own.
+const ABORT_WAIT: Duration = Duration::from_secs(10);
+/// Longest abort message sent.
+const MAX_ABORT_MSG: usize = 64 * 1024;
+/// Exit status of a locale stopped by the watchdog.
+const STOPPED_EXIT_CODE: i32 = 1;
+
+/// The process-wide connection: a second `from_env()` must not open a second
+/// connection with the same rank (the launcher would refuse it).
+static SHARED: std::sync::Mutex<Option<LauncherOob>> = std::sync::Mutex::new(None);
+
+/// Returns the process's connection to the launcher, opening it on first use.
+pub(crate) fn connect_shared(env: &LauncherEnv) -> Result<LauncherOob, OobError> {
+    let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(c) = shared.as_ref() {
+        return Ok(c.clone());
+    }
+    let c = LauncherOob::connect(env)?;
+    *shared = Some(c.clone());
+    Ok(c)
+}
+
+enum Reply {
+    Result {
+        seq: u64,
+        data: Vec<u8>,
+    },
+    Failed {
+        seq: u64,
+        peer: Option<u32>,
+        detail: String,
+    },
+}
+
+struct Calls {
+    next_seq: u64,
+    replies: mpsc::Receiver<Reply>,
+}
+
+struct Inner {
+    rank: usize,
+    size: usize,
+    /// Held for a whole collective: one at a time per locale.
+    calls: Mutex<Calls>,
+    /// Held only while writing one frame.
+    writer: Mutex<TcpStream>,
+    /// Set by `abort()`, so the watchdog exits quietly on the stop order that
+    /// our own abort causes (the launcher prints the message).
+    aborting: Arc<AtomicBool>,
+}
+
+/// OOB over a connection to `pgasrun`.
+#[derive(Clone)]
+pub(crate) struct LauncherOob {
+    inner: Arc<Inner>,
+}
+
+impl LauncherOob {
+    fn connect(env: &LauncherEnv) -> Result<LauncherOob, OobError> {
+        let mut stream = connect_with_retries(env.addr)?;
+        let lost = |what: &str, e: &dyn std::fmt::Display| {
+            OobError::ConnectionLost(format!("{what} {}: {e}", env.addr))
+        };
+        // Rank and size were checked against u32 when parsed.
+        Msg::Hello {
+            job_id: env.job_id,
+            rank: env.rank as u32,
+            pid: std::process::id(),
+        }
+        .write_to(&mut stream)
+        .map_err(|e| lost("sending hello to", &e))?;
+        stream
+            .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
+            .map_err(|e| lost("configuring connection to", &e))?;
+        let answer = Msg::read_from(&mut stream).map_err(|e| match e {
+            WireError::Io(e) if is_timeout(&e) => OobError::ConnectionLost(format!(
+                "no answer from the launcher at {} within {HANDSHAKE_TIMEOUT:?}",
+                env.addr
+            )),
+            WireError::Malformed(m) => OobError::Protocol(m),
+            e => lost("waiting for the launcher at", &e),
+        })?;
+        match answer {
+            Msg::Welcome { size } if size as usize == env.size => {}
+            Msg::Welcome { size } => {
+                return Err(OobError::Protocol(format!(
+                    "launcher says the job has {size} locales but PGAS_SIZE={}",
+                    env.size
+                )))
+            }
+            Msg::Reject { reason } => {
+                return Err(OobError::Rejected {
+                    rank: env.rank,
+                    reason,
+                })
+            }
+            other => {
+                return Err(OobError::Protocol(format!(
+                    "expected welcome from the launcher, got {other:?}"
+                )))
+            }
+        }
+        stream
+            .set_read_timeout(None)
+            .map_err(|e| lost("configuring connection to", &e))?;
+        let reader = stream
+            .try_clone()
+            .map_err(|e| lost("duplicating connection to", &e))?;
+        let (tx, rx) = mpsc::channel();
+        let aborting = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&aborting);
+        let rank = env.rank;
+        std::thread::Builder::new()
+            .name("pgas-oob-watchdog".into())
+            .stack_size(64 * 1024)
+            .spawn(move || watchdog(rank, reader, tx, &flag))
+            .map_err(|e| lost("starting the watchdog thread for", &e))?;
+        tracing::debug!(rank, size = env.size, addr = %env.addr, "connected to pgasrun");
+        Ok(LauncherOob {
+            inner: Arc::new(Inner {
+                rank,
+                size: env.size,
+                calls: Mutex::new(Calls {
+                    next_seq: 0,
+                    replies: rx,
+                }),
+                writer: Mutex::new(stream),
+                aborting,
+            }),
+        })
+    }
+
+    fn collective(&self, op: Op, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError> {
+        check_len(data)?;
+        let mut calls = self.inner.calls.lock();
+        let seq = calls.next_seq;
+        calls.next_seq += 1;
+        let frame = Msg::Collective {
+            seq,
+            op,
+            root: root as u32,
+            data: data.to_vec(),
+        }
+        .encode();
+        self.inner.writer.lock().write_all(&frame).map_err(|e| {
+            OobError::ConnectionLost(format!("sending {} #{seq}: {e}", op.name()))
+        })?;
+        tracing::trace!(seq, op = op.name(), bytes = data.len(), "collective sent");
+        match calls.replies.recv() {
+            Ok(Reply::Result { seq: s, data }) if s == seq => Ok(data),
+            Ok(Reply::Failed {
+                seq: s,
+                peer,
+                detail,
+            }) if s == seq => Err(match peer {
+                Some(p) => OobError::PeerDied {
+                    rank: p as usize,
+                    detail,
+                },
+                None => OobError::CollectiveFailed(detail),
+            }),
+            Ok(Reply::Result { seq: s, .. } | Reply::Failed { seq: s, .. }) => Err(
+                OobError::Protocol(format!("reply to collective #{s} while waiting for #{seq}")),
+            ),
+            Err(_) => Err(OobError::ConnectionLost(format!(
+                "watchdog stopped while waiting for {} #{seq}",
+                op.name()
+            ))),
+        }
+    }
+}
+
+impl Oob for LauncherOob {
+    fn rank(&self) -> usize {
+        self.inner.rank
+    }
+
+    fn size(&self) -> usize {
+        self.inner.size
+    }
+
+    fn allgather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>, OobError> {
+        let packed = self.collective(Op::Allgather, 0, data)?;
+        wire::decode_parts(&packed, self.inner.size).map_err(OobError::Protocol)
+    }
+
+    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError> {
+        if root >= self.inner.size {
+            return Err(OobError::InvalidRoot {
+                root,
+                size: self.inner.size,
+            });
+        }
+        // Only the root's bytes travel.
+        let mine = if root == self.inner.rank { data } else { &[] };
+        self.collective(Op::Broadcast, root, mine)
+    }
+
+    fn barrier(&self) -> Result<(), OobError> {
+        let r = self.collective(Op::Barrier, 0, &[])?;
+        if !r.is_empty() {
+            return Err(OobError::Protocol(format!(
+                "barrier reply carries {} byte(s)",
+                r.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn abort(&self, msg: &str) -> ! {
+        let inner = &self.inner;
+        inner.aborting.store(true, Ordering::SeqCst);
+        let mut end = msg.len().min(MAX_ABORT_MSG);
+        while !msg.is_char_boundary(end) {
+            end -= 1;
+        }
+        let frame = Msg::Abort {
+            msg: msg[..end].to_owned(),
+        }
+        .encode();
+        // Another thread may be mid-write of a large frame; do not wait forever.
+        let sent = inner
+            .writer
+            .try_lock_for(Duration::from_secs(5))
+            .is_some_and(|mut w| w.write_all(&frame).and_then(|()| w.flush()).is_ok());
+        if sent {
+            // The launcher prints the message and answers with a stop order,
+            // on which the watchdog exits the process.
+            std::thread::sleep(ABORT_WAIT);
+        }
+        let _ = writeln!(
+            io::stderr(),
+            "pgas locale {}: abort: {msg} (the launcher did not answer)",
+            inner.rank
+        );
+        std::process::exit(STOPPED_EXIT_CODE)
+    }
+}
+
+fn connect_with_retries(addr: SocketAddr) -> Result<TcpStream, OobError> {
+    let start = Instant::now();
+    let mut attempts = 0u32;
+    let mut backoff = Duration::from_millis(20);
+    loop {
+        attempts += 1;
+        match TcpStream::connect_timeout(&addr, CONNECT_ATTEMPT) {
+            Ok(s) => {
+                let _ = s.set_nodelay(true);
+                return Ok(s);
+            }
+            Err(e) => {
+                let elapsed = start.elapsed();
+                if elapsed + backoff >= CONNECT_DEADLINE {
+                    return Err(OobError::Connect {
+                        addr,
+                        attempts,
+                        elapsed_ms: elapsed.as_millis() as u64,
+                        cause: e,
+                    });
+                }
+                tracing::debug!(%addr, attempts, error = %e, "connect to pgasrun failed, retrying");
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+        }
+    }
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// Reads the connection until the end of the process. Never returns: the
+/// process exits when the launcher stops the job or goes away.
+fn watchdog(rank: usize, mut conn: TcpStream, tx: mpsc::Sender<Reply>, aborting: &AtomicBool) {
+    let why = loop {
+        match Msg::read_from(&mut conn) {
+            Ok(Msg::Result { seq, data }) => {
+                // A send error means the Oob was dropped; keep watching.
+                let _ = tx.send(Reply::Result { seq, data });
+            }
+            Ok(Msg::Failed { seq, peer, detail }) => {
+                let _ = tx.send(Reply::Failed { seq, peer, detail });
+            }
+            Ok(Msg::Stop { reason }) => {
+                if aborting.load(Ordering::SeqCst) {
+                    std::process::exit(STOPPED_EXIT_CODE);
+                }
+                break format!("job stopped by pgasrun: {reason}");
+            }
+            Ok(other) => break format!("protocol error: unexpected {other:?} from pgasrun"),
+            Err(WireError::Closed) => {
+                break "lost the connection to pgasrun (launcher gone?)".to_owned()
+            }
+            Err(e) => break format!("error reading from pgasrun: {e}"),
+        }
+    };
+    // A broken stderr must not keep us alive: ignore write errors.
+    let _ = writeln!(io::stderr(), "pgas locale {rank}: {why}; exiting");
+    std::process::exit(STOPPED_EXIT_CODE);
+}
