@@ -238,14 +238,24 @@ impl Comm {
         let num_ctx = 1;
         let av = Av::open(&domain, n as usize * (num_ctx + 1) * 2)?;
         let rx_cq = Cq::open(&domain, 1024, wait)?;
-        let rx_ep = Arc::new(Endpoint::open(&domain, info, &av, &rx_cq)?);
+        let tx_cq_size = info.tx_size().clamp(64, 4096) + 64;
+        let single_ep = crate::quirks::single_endpoint(&prov.name);
+        let rx_ep = if single_ep {
+            let tx_cq = Cq::open(&domain, tx_cq_size, wait)?;
+            Arc::new(Endpoint::open_split(&domain, info, &av, &tx_cq, Some(&rx_cq))?)
+        } else {
+            Arc::new(Endpoint::open(&domain, info, &av, &rx_cq)?)
+        };
 
         // Transmit contexts: for now one shared context (index 0).
-        let tx_cq_size = info.tx_size().clamp(64, 4096) + 64;
         let mut eps = Vec::with_capacity(num_ctx);
         for _ in 0..num_ctx {
-            let cq = Cq::open(&domain, tx_cq_size, wait)?;
-            eps.push(Endpoint::open(&domain, info, &av, &cq)?);
+            if single_ep {
+                eps.push(rx_ep.clone());
+            } else {
+                let cq = Cq::open(&domain, tx_cq_size, wait)?;
+                eps.push(Arc::new(Endpoint::open(&domain, info, &av, &cq)?));
+            }
         }
 
         // Register the heap.
@@ -737,7 +747,7 @@ impl Comm {
     /// targeting this locale). Waits up to `timeout_ms` on blocking CQs.
     pub fn poll_rx(&self, buf: &mut [CqEntry], timeout_ms: i32) -> std::result::Result<usize, crate::ofi::CqError> {
         let _g = self.rx_serial.as_ref().map(|l| l.lock());
-        self.rx_ep.cq().read(buf, timeout_ms)
+        self.rx_ep.rx_cq().read(buf, timeout_ms)
     }
 
     /// Posts a multi-receive landing zone on the receive endpoint, retrying
@@ -812,7 +822,7 @@ fn spawn_progress(
     std::thread::Builder::new()
         .name("pgas-progress".into())
         .spawn(move || {
-            let cq: &Cq = rx_ep.cq();
+            let cq: &Cq = rx_ep.rx_cq();
             let mut buf = [CqEntry::default(); 8];
             while !stop.load(Ordering::Acquire) {
                 let guard = serial.as_ref().map(|l| l.lock());

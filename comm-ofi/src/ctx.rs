@@ -18,7 +18,7 @@ pub const SCRATCH_BYTES: usize = 64;
 /// A transmit context.
 #[derive(Debug)]
 pub struct TxContext {
-    ep: Endpoint,
+    ep: std::sync::Arc<Endpoint>,
     /// Operations posted and not yet completed.
     outstanding: usize,
     /// Registered scratch for atomic operand / compare / result.
@@ -81,7 +81,7 @@ impl TxContext {
     /// Wraps an enabled endpoint; `scratch` is `SCRATCH_BYTES` of registered heap.
     pub fn new(
         index: usize,
-        ep: Endpoint,
+        ep: std::sync::Arc<Endpoint>,
         scratch: *mut u8,
         desc: *mut c_void,
         serial: Option<DomainLock>,

@@ -123,6 +123,9 @@ pub fn provider_rank(prov: &str, single_host: bool) -> (u8, u8) {
 
 fn usable(c: &Candidate, req: &SelectRequest) -> bool {
     let prov = c.info.prov_name();
+    if c.atomics && crate::quirks::avoid_native_atomics(&prov) {
+        return false;
+    }
     if prov.contains("ofi_mrail") || prov.starts_with("ofi_hook") {
         return false;
     }

@@ -270,6 +270,7 @@ impl Cq {
 pub struct Endpoint {
     ptr: *mut sys::fid_ep,
     cq: Arc<Cq>,
+    rx_cq: Option<Arc<Cq>>,
     _av: Arc<Av>,
     _domain: Arc<Domain>,
 }
@@ -283,6 +284,18 @@ impl Endpoint {
         av: &Arc<Av>,
         cq: &Arc<Cq>,
     ) -> Result<Endpoint, OfiError> {
+        Self::open_split(domain, info, av, cq, None)
+    }
+
+    /// As [`Endpoint::open`], with a separate CQ for receive completions
+    /// when `rx_cq` is given (transmit completions go to `cq`).
+    pub fn open_split(
+        domain: &Arc<Domain>,
+        info: &Info,
+        av: &Arc<Av>,
+        cq: &Arc<Cq>,
+        rx_cq: Option<&Arc<Cq>>,
+    ) -> Result<Endpoint, OfiError> {
         let mut ptr = ptr::null_mut();
         // SAFETY: domain open, info valid; ptr is an out-pointer.
         let ret = unsafe { sys::fi_endpoint(domain.ptr, info.as_ptr(), &mut ptr, ptr::null_mut()) };
@@ -290,23 +303,41 @@ impl Endpoint {
         let ep = Endpoint {
             ptr,
             cq: cq.clone(),
+            rx_cq: rx_cq.cloned(),
             _av: av.clone(),
             _domain: domain.clone(),
         };
         // SAFETY: ep and av are open objects of the same domain.
         check("fi_ep_bind(av)", unsafe { sys::fi_ep_bind(ep.ptr, av.fid(), 0) })?;
-        // SAFETY: as above for the CQ.
-        check("fi_ep_bind(cq)", unsafe {
-            sys::fi_ep_bind(ep.ptr, cq.fid(), (sys::FI_TRANSMIT | sys::FI_RECV) as u64)
-        })?;
+        match rx_cq {
+            None => {
+                // SAFETY: as above for the CQ.
+                check("fi_ep_bind(cq)", unsafe {
+                    sys::fi_ep_bind(ep.ptr, cq.fid(), sys::FI_TRANSMIT | sys::FI_RECV)
+                })?;
+            }
+            Some(rx) => {
+                // SAFETY: as above, one CQ per direction.
+                check("fi_ep_bind(tx cq)", unsafe {
+                    sys::fi_ep_bind(ep.ptr, cq.fid(), sys::FI_TRANSMIT)
+                })?;
+                // SAFETY: as above.
+                check("fi_ep_bind(rx cq)", unsafe { sys::fi_ep_bind(ep.ptr, rx.fid(), sys::FI_RECV) })?;
+            }
+        }
         // SAFETY: ep is open and bound.
         check("fi_enable", unsafe { sys::fi_enable(ep.ptr) })?;
         Ok(ep)
     }
 
-    /// The CQ this endpoint reports to.
+    /// The CQ this endpoint reports transmit completions to.
     pub fn cq(&self) -> &Arc<Cq> {
         &self.cq
+    }
+
+    /// The CQ this endpoint reports receive completions to.
+    pub fn rx_cq(&self) -> &Arc<Cq> {
+        self.rx_cq.as_ref().unwrap_or(&self.cq)
     }
 
     /// `fi_getname`: this endpoint's address, to publish to peers.
