@@ -81,11 +81,15 @@ fn main() {
     }
 
     // bindgen panics when libclang cannot be loaded; turn that into advice.
-    let generated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || builder.generate()));
+    let generated =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || builder.generate()));
     let bindings = match generated {
         Ok(Ok(b)) => b,
         Ok(Err(e)) => panic!("bindgen failed on libfabric headers: {e}"),
-        Err(_) => panic!("bindgen could not run (is libclang installed?): {}", setup_hint()),
+        Err(_) => panic!(
+            "bindgen could not run (is libclang installed?): {}",
+            setup_hint()
+        ),
     };
     bindings
         .write_to_file(out.join("bindings.rs"))

@@ -128,7 +128,8 @@ impl LauncherOob {
             }
             other => {
                 return Err(OobError::Protocol(format!(
-                    "expected welcome from the launcher, got {other:?}"
+                    "expected welcome from the launcher, got {}",
+                    other.name()
                 )))
             }
         }
@@ -174,9 +175,11 @@ impl LauncherOob {
             data: data.to_vec(),
         }
         .encode();
-        self.inner.writer.lock().write_all(&frame).map_err(|e| {
-            OobError::ConnectionLost(format!("sending {} #{seq}: {e}", op.name()))
-        })?;
+        self.inner
+            .writer
+            .lock()
+            .write_all(&frame)
+            .map_err(|e| OobError::ConnectionLost(format!("sending {} #{seq}: {e}", op.name())))?;
         tracing::trace!(seq, op = op.name(), bytes = data.len(), "collective sent");
         match calls.replies.recv() {
             Ok(Reply::Result { seq: s, data }) if s == seq => Ok(data),
@@ -323,7 +326,12 @@ fn watchdog(rank: usize, mut conn: TcpStream, tx: mpsc::Sender<Reply>, aborting:
                 }
                 break format!("job stopped by pgasrun: {reason}");
             }
-            Ok(other) => break format!("protocol error: unexpected {other:?} from pgasrun"),
+            Ok(other) => {
+                break format!(
+                    "protocol error: unexpected '{}' message from pgasrun",
+                    other.name()
+                )
+            }
             Err(WireError::Closed) => {
                 break "lost the connection to pgasrun (launcher gone?)".to_owned()
             }

@@ -69,6 +69,9 @@ mod tests {
     #[test]
     fn bad_root_is_an_error() {
         let e = SingleOob.broadcast(1, b"x").unwrap_err();
-        assert!(matches!(e, OobError::InvalidRoot { root: 1, size: 1 }), "{e}");
+        assert!(
+            matches!(e, OobError::InvalidRoot { root: 1, size: 1 }),
+            "{e}"
+        );
     }
 }

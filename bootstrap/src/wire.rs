@@ -146,6 +146,20 @@ pub enum WireError {
 }
 
 impl Msg {
+    /// The message's name, for diagnostics (no payload).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Msg::Hello { .. } => "hello",
+            Msg::Collective { .. } => "collective",
+            Msg::Abort { .. } => "abort",
+            Msg::Welcome { .. } => "welcome",
+            Msg::Reject { .. } => "reject",
+            Msg::Result { .. } => "result",
+            Msg::Failed { .. } => "failed",
+            Msg::Stop { .. } => "stop",
+        }
+    }
+
     /// The whole frame (length prefix included).
     pub fn encode(&self) -> Vec<u8> {
         let mut b = vec![0u8; 4];
@@ -322,13 +336,19 @@ impl<'a> Cursor<'a> {
         Ok(self.take(1)?[0])
     }
     fn u16(&mut self) -> Result<u16, WireError> {
-        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")))
+        Ok(u16::from_le_bytes(
+            self.take(2)?.try_into().expect("2 bytes"),
+        ))
     }
     fn u32(&mut self) -> Result<u32, WireError> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
     fn u64(&mut self) -> Result<u64, WireError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
     }
     fn rest(&mut self) -> &'a [u8] {
         let s = &self.b[self.at..];
@@ -362,7 +382,9 @@ pub fn decode_parts(data: &[u8], expected: usize) -> Result<Vec<Vec<u8>>, String
     let mut c = Cursor { b: data, at: 0 };
     let n = c.u32().map_err(|e| e.to_string())? as usize;
     if n != expected {
-        return Err(format!("allgather result has {n} parts, expected {expected}"));
+        return Err(format!(
+            "allgather result has {n} parts, expected {expected}"
+        ));
     }
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
@@ -455,11 +477,11 @@ mod tests {
             (vec![99], "unknown message tag 99"),
             (vec![T_WELCOME, 1, 2], "truncated"),
             (vec![T_WELCOME, 1, 0, 0, 0, 5], "trailing"),
-            (vec![T_COLLECTIVE, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0], "kind 9"),
             (
-                [&[T_HELLO][..], b"XXXX", &[1, 0]].concat(),
-                "bad magic",
+                vec![T_COLLECTIVE, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0],
+                "kind 9",
             ),
+            ([&[T_HELLO][..], b"XXXX", &[1, 0]].concat(), "bad magic"),
             (
                 [&[T_HELLO][..], &MAGIC.to_le_bytes(), &[9, 0]].concat(),
                 "protocol version 9",
@@ -488,9 +510,14 @@ mod tests {
     fn parts_round_trip_and_check_count() {
         let parts: Vec<Vec<u8>> = vec![vec![], b"a".to_vec(), vec![7; 300]];
         let enc = encode_parts(parts.iter().map(|p| p.as_slice()));
-        assert_eq!(enc.len(), encoded_parts_len(parts.iter().map(|p| p.as_slice())));
+        assert_eq!(
+            enc.len(),
+            encoded_parts_len(parts.iter().map(|p| p.as_slice()))
+        );
         assert_eq!(decode_parts(&enc, 3).unwrap(), parts);
         assert!(decode_parts(&enc, 4).unwrap_err().contains("expected 4"));
-        assert!(decode_parts(&enc[..enc.len() - 1], 3).unwrap_err().contains("part 2"));
+        assert!(decode_parts(&enc[..enc.len() - 1], 3)
+            .unwrap_err()
+            .contains("part 2"));
     }
 }

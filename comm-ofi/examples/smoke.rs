@@ -37,7 +37,8 @@ fn ring(comm: &Comm) -> Result<(u32, String), String> {
     // PUT a pattern to the right neighbour.
     let pattern: Vec<u8> = (0..LEN).map(|i| (i as u32 * 7 + me * 13) as u8).collect();
     let dst = comm.symmetric(inbox, right).map_err(|e| e.to_string())?;
-    comm.put(dst, &pattern).map_err(|e| format!("put to {right}: {e}"))?;
+    comm.put(dst, &pattern)
+        .map_err(|e| format!("put to {right}: {e}"))?;
     comm.barrier().map_err(|e| e.to_string())?;
 
     // My inbox must hold the left neighbour's pattern.
@@ -47,12 +48,17 @@ fn ring(comm: &Comm) -> Result<(u32, String), String> {
     comm.get(&mut mine, inbox).map_err(|e| e.to_string())?;
     let expect_left: Vec<u8> = (0..LEN).map(|i| (i as u32 * 7 + left * 13) as u8).collect();
     if mine != expect_left {
-        return Err(format!("locale {me}: inbox does not hold locale {left}'s pattern"));
+        return Err(format!(
+            "locale {me}: inbox does not hold locale {left}'s pattern"
+        ));
     }
     let mut back = vec![0u8; LEN];
-    comm.get(&mut back, dst).map_err(|e| format!("get from {right}: {e}"))?;
+    comm.get(&mut back, dst)
+        .map_err(|e| format!("get from {right}: {e}"))?;
     if back != pattern {
-        return Err(format!("locale {me}: GET from {right} returned wrong bytes"));
+        return Err(format!(
+            "locale {me}: GET from {right} returned wrong bytes"
+        ));
     }
 
     // Everyone fetch-adds every locale's counter (itself included).
@@ -71,27 +77,45 @@ fn ring(comm: &Comm) -> Result<(u32, String), String> {
         .amo(c, AmoType::I64, AmoOp::Read, 0, 0, true)
         .map_err(|e| format!("atomic read on {right}: {e}"))?;
     if v != total {
-        return Err(format!("locale {me}: counter on {right} is {v}, expected {total}"));
+        return Err(format!(
+            "locale {me}: counter on {right} is {v}, expected {total}"
+        ));
     }
     if seen.iter().any(|&old| old > total) {
-        return Err(format!("locale {me}: fetched impossible old values {seen:?}"));
+        return Err(format!(
+            "locale {me}: fetched impossible old values {seen:?}"
+        ));
     }
 
     // Compare-and-swap race on locale 0: exactly one winner.
     let w = comm.symmetric(cas_word, 0).map_err(|e| e.to_string())?;
     let old = comm
-        .amo(w, AmoType::I64, AmoOp::CompareSwap, (me + 1) as u64, 0, true)
+        .amo(
+            w,
+            AmoType::I64,
+            AmoOp::CompareSwap,
+            (me + 1) as u64,
+            0,
+            true,
+        )
         .map_err(|e| format!("cas: {e}"))?;
     comm.barrier().map_err(|e| e.to_string())?;
     let winner = comm
         .amo(w, AmoType::I64, AmoOp::Read, 0, 0, true)
         .map_err(|e| e.to_string())?;
     if winner == 0 || winner > n as u64 || (old == 0 && winner != (me + 1) as u64) {
-        return Err(format!("locale {me}: cas outcome wrong (old {old}, final {winner})"));
+        return Err(format!(
+            "locale {me}: cas outcome wrong (old {old}, final {winner})"
+        ));
     }
 
     // Swap and write on my right neighbour's word, then verify.
-    let sw = GlobalAddr::new(right, comm.symmetric(counter, right).map_err(|e| e.to_string())?.addr);
+    let sw = GlobalAddr::new(
+        right,
+        comm.symmetric(counter, right)
+            .map_err(|e| e.to_string())?
+            .addr,
+    );
     comm.barrier().map_err(|e| e.to_string())?;
     comm.amo(sw, AmoType::I64, AmoOp::Write, 1000 + me as u64, 0, false)
         .map_err(|e| format!("atomic write: {e}"))?;
@@ -99,14 +123,27 @@ fn ring(comm: &Comm) -> Result<(u32, String), String> {
         .amo(sw, AmoType::I64, AmoOp::Write, 2000 + me as u64, 0, true)
         .map_err(|e| format!("swap: {e}"))?;
     if prev != 1000 + me as u64 {
-        return Err(format!("locale {me}: swap returned {prev}, expected {}", 1000 + me));
+        return Err(format!(
+            "locale {me}: swap returned {prev}, expected {}",
+            1000 + me
+        ));
     }
     comm.barrier().map_err(|e| e.to_string())?;
     let fin = comm
-        .amo(comm.symmetric(counter, me).map_err(|e| e.to_string())?, AmoType::I64, AmoOp::Read, 0, 0, true)
+        .amo(
+            comm.symmetric(counter, me).map_err(|e| e.to_string())?,
+            AmoType::I64,
+            AmoOp::Read,
+            0,
+            0,
+            true,
+        )
         .map_err(|e| e.to_string())?;
     if fin != 2000 + left as u64 {
-        return Err(format!("locale {me}: my word is {fin}, expected {}", 2000 + left));
+        return Err(format!(
+            "locale {me}: my word is {fin}, expected {}",
+            2000 + left
+        ));
     }
 
     let line = format!(

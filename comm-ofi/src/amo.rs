@@ -70,7 +70,10 @@ impl AmoType {
     }
 
     pub(crate) fn index(self) -> usize {
-        AmoType::ALL.iter().position(|t| *t == self).expect("listed")
+        AmoType::ALL
+            .iter()
+            .position(|t| *t == self)
+            .expect("listed")
     }
 }
 
@@ -201,7 +204,10 @@ impl NativeAtomics {
 
     /// Whether the provider does this natively.
     pub fn supports(&self, ty: AmoType, op: AmoOp, kind: AmoKind) -> bool {
-        self.valid.get(Self::slot(ty, op, kind)).copied().unwrap_or(false)
+        self.valid
+            .get(Self::slot(ty, op, kind))
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Whether any op is native (for the verbose line).

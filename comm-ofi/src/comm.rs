@@ -178,7 +178,11 @@ impl Comm {
             single_host,
             want_atomics: cfg.native_amo,
         };
-        let mine = if me == 0 { Some(select::select(&req)) } else { None };
+        let mine = if me == 0 {
+            Some(select::select(&req))
+        } else {
+            None
+        };
         let payload = mine.as_ref().map(encode_choice).unwrap_or_default();
         let choice = oob.broadcast(0, &payload)?;
         let sel = match mine {
@@ -194,9 +198,15 @@ impl Comm {
                         select::resolve(prov, mode, *atomics == "1", domain)?
                     }
                     ["ERR", msg] => {
-                        return Err(Error::NoProvider(format!("locale 0 could not start: {msg}")))
+                        return Err(Error::NoProvider(format!(
+                            "locale 0 could not start: {msg}"
+                        )))
                     }
-                    _ => return Err(exchange_err(format!("garbled choice from locale 0: {text:?}"))),
+                    _ => {
+                        return Err(exchange_err(format!(
+                            "garbled choice from locale 0: {text:?}"
+                        )))
+                    }
                 }
             }
         };
@@ -207,11 +217,13 @@ impl Comm {
         let me = oob.rank() as Locale;
         let n = oob.size() as Locale;
         let info = &sel.info;
-        let wait = cfg.cq_wait.unwrap_or(if sel.provider.starts_with("sockets") {
-            WaitMode::Block
-        } else {
-            WaitMode::Spin
-        });
+        let wait = cfg
+            .cq_wait
+            .unwrap_or(if sel.provider.starts_with("sockets") {
+                WaitMode::Block
+            } else {
+                WaitMode::Spin
+            });
         let max_msg_size = cfg
             .max_msg_size
             .unwrap_or(usize::MAX)
@@ -242,7 +254,13 @@ impl Comm {
         let single_ep = crate::quirks::single_endpoint(&prov.name);
         let rx_ep = if single_ep {
             let tx_cq = Cq::open(&domain, tx_cq_size, wait)?;
-            Arc::new(Endpoint::open_split(&domain, info, &av, &tx_cq, Some(&rx_cq))?)
+            Arc::new(Endpoint::open_split(
+                &domain,
+                info,
+                &av,
+                &tx_cq,
+                Some(&rx_cq),
+            )?)
         } else {
             Arc::new(Endpoint::open(&domain, info, &av, &rx_cq)?)
         };
@@ -274,7 +292,9 @@ impl Comm {
             mr.bind_enable(&rx_ep)?;
             for (i, ep) in eps.iter().enumerate() {
                 // SAFETY: as above.
-                let m = unsafe { Mr::register(&domain, heap.base(), heap.size(), access, 2 + i as u64)? };
+                let m = unsafe {
+                    Mr::register(&domain, heap.base(), heap.size(), access, 2 + i as u64)?
+                };
                 m.bind_enable(ep)?;
                 tx_mrs.push(m);
             }
@@ -289,7 +309,13 @@ impl Comm {
                 (true, false) => mr.desc(),
                 (true, true) => tx_mrs[i].desc(),
             };
-            contexts.push(Mutex::new(TxContext::new(i, ep, scratch, desc, serial.clone())));
+            contexts.push(Mutex::new(TxContext::new(
+                i,
+                ep,
+                scratch,
+                desc,
+                serial.clone(),
+            )));
         }
 
         // Exchange endpoint names and heap registrations.
@@ -303,7 +329,10 @@ impl Comm {
         let mut peers = Vec::with_capacity(n as usize);
         for (i, r) in regs.iter().enumerate() {
             if r.len() != 24 {
-                return Err(exchange_err(format!("locale {i} sent {} registration bytes", r.len())));
+                return Err(exchange_err(format!(
+                    "locale {i} sent {} registration bytes",
+                    r.len()
+                )));
             }
             let w = |k: usize| u64::from_le_bytes(r[8 * k..8 * k + 8].try_into().expect("8 bytes"));
             peers.push(Peer {
@@ -368,7 +397,11 @@ impl Comm {
             "unbound",
             self.contexts.len(),
             human_size(self.heap.size()),
-            if self.native.any() { "native" } else { "no native" },
+            if self.native.any() {
+                "native"
+            } else {
+                "no native"
+            },
             match self.prov.wait {
                 WaitMode::Spin => "polling",
                 WaitMode::Block => "blocking-wait",
@@ -442,7 +475,10 @@ impl Comm {
                 base: self.heap.base_addr(),
                 end: self.heap.base_addr() + self.heap.size() as u64,
             })?;
-        Ok(GlobalAddr::new(locale, self.peers[locale as usize].heap_base + off))
+        Ok(GlobalAddr::new(
+            locale,
+            self.peers[locale as usize].heap_base + off,
+        ))
     }
 
     fn check_locale(&self, locale: Locale) -> Result<()> {
@@ -461,8 +497,8 @@ impl Comm {
         self.check_locale(at.locale)?;
         let p = &self.peers[at.locale as usize];
         let end = p.heap_base + p.heap_size;
-        let inside = at.addr >= p.heap_base
-            && at.addr.checked_add(len as u64).is_some_and(|e| e <= end);
+        let inside =
+            at.addr >= p.heap_base && at.addr.checked_add(len as u64).is_some_and(|e| e <= end);
         if !inside {
             return Err(Error::AddressOutOfHeap {
                 locale: at.locale,
@@ -521,9 +557,14 @@ impl Comm {
             return Ok(());
         }
         if self.needs_bounce(src.as_ptr(), src.len()) {
-            return self.bounced(dst, src.len(), |tmp, off, len| {
-                tmp[..len].copy_from_slice(&src[off..off + len]);
-            }, true);
+            return self.bounced(
+                dst,
+                src.len(),
+                |tmp, off, len| {
+                    tmp[..len].copy_from_slice(&src[off..off + len]);
+                },
+                true,
+            );
         }
         let mut ctx = self.ctx();
         let desc = self.local_desc(&ctx, src.as_ptr(), src.len());
@@ -559,7 +600,12 @@ impl Comm {
         }
         if self.needs_bounce(dst.as_ptr(), dst.len()) {
             let len = dst.len();
-            return self.bounced(src, len, |tmp, off, n| dst[off..off + n].copy_from_slice(&tmp[..n]), false);
+            return self.bounced(
+                src,
+                len,
+                |tmp, off, n| dst[off..off + n].copy_from_slice(&tmp[..n]),
+                false,
+            );
         }
         let mut ctx = self.ctx();
         let desc = self.local_desc(&ctx, dst.as_ptr(), dst.len());
@@ -671,7 +717,11 @@ impl Comm {
         let (_, _, r) = ctx.scratch_words();
         let mut out = [0u8; 8];
         out[..size].copy_from_slice(&r[..size]);
-        Ok(if kind == AmoKind::Plain { 0 } else { u64::from_le_bytes(out) })
+        Ok(if kind == AmoKind::Plain {
+            0
+        } else {
+            u64::from_le_bytes(out)
+        })
     }
 
     /// Forces every dangling store of every context visible.
@@ -688,11 +738,21 @@ impl Comm {
         if targets.is_empty() {
             return Ok(());
         }
-        let flags = if self.prov.mode == Mode::MessageOrderFence { sys::FI_FENCE } else { 0 };
+        let flags = if self.prov.mode == Mode::MessageOrderFence {
+            sys::FI_FENCE
+        } else {
+            0
+        };
         let (_, _, r) = ctx.scratch_words();
         let dst = r.as_mut_ptr();
         for t in targets {
-            let remote = self.remote(GlobalAddr::new(t, self.peers[t as usize].heap_base + (self.order_dummy - self.heap.base_addr())), 8)?;
+            let remote = self.remote(
+                GlobalAddr::new(
+                    t,
+                    self.peers[t as usize].heap_base + (self.order_dummy - self.heap.base_addr()),
+                ),
+                8,
+            )?;
             let local = LocalBuf {
                 ptr: dst,
                 len: 8,
@@ -745,7 +805,11 @@ impl Comm {
 
     /// Reads receive-side completions (and drives progress for RMA
     /// targeting this locale). Waits up to `timeout_ms` on blocking CQs.
-    pub fn poll_rx(&self, buf: &mut [CqEntry], timeout_ms: i32) -> std::result::Result<usize, crate::ofi::CqError> {
+    pub fn poll_rx(
+        &self,
+        buf: &mut [CqEntry],
+        timeout_ms: i32,
+    ) -> std::result::Result<usize, crate::ofi::CqError> {
         let _g = self.rx_serial.as_ref().map(|l| l.lock());
         self.rx_ep.rx_cq().read(buf, timeout_ms)
     }
@@ -757,12 +821,19 @@ impl Comm {
     /// `buf..buf+len` must lie in the registered heap and stay reserved for
     /// the provider until it reports the buffer retired (`FI_MULTI_RECV`).
     pub unsafe fn post_landing_zone(&self, buf: *mut u8, len: usize, context: usize) -> Result<()> {
-        let desc = if self.prov.mr_mode & sys::FI_MR_LOCAL != 0 { self.mr.desc() } else { std::ptr::null_mut() };
+        let desc = if self.prov.mr_mode & sys::FI_MR_LOCAL != 0 {
+            self.mr.desc()
+        } else {
+            std::ptr::null_mut()
+        };
         loop {
             let ret = {
                 let _g = self.rx_serial.as_ref().map(|l| l.lock());
                 // SAFETY: forwarded from the caller's guarantee.
-                unsafe { self.rx_ep.post_multi_recv(buf, len, desc, context as *mut std::ffi::c_void) }
+                unsafe {
+                    self.rx_ep
+                        .post_multi_recv(buf, len, desc, context as *mut std::ffi::c_void)
+                }
             };
             if ret == -(sys::FI_EAGAIN as isize) {
                 let mut b = [CqEntry::default(); 1];
@@ -770,7 +841,8 @@ impl Comm {
                 std::thread::yield_now();
                 continue;
             }
-            return crate::error::check("fi_recvmsg(FI_MULTI_RECV)", ret as i64).map_err(Error::Ofi);
+            return crate::error::check("fi_recvmsg(FI_MULTI_RECV)", ret as i64)
+                .map_err(Error::Ofi);
         }
     }
 

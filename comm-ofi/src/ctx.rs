@@ -153,7 +153,11 @@ impl TxContext {
         }
     }
 
-    fn post(&mut self, call: &'static str, mut f: impl FnMut(*mut sys::fid_ep) -> isize) -> Result<()> {
+    fn post(
+        &mut self,
+        call: &'static str,
+        mut f: impl FnMut(*mut sys::fid_ep) -> isize,
+    ) -> Result<()> {
         loop {
             let guard = self.serial.as_ref().map(|l| l.lock());
             let ret = f(self.ep.as_ptr());
@@ -346,7 +350,12 @@ impl TxContext {
     }
 
     /// Whether the provider can do (datatype, op, kind) natively on this endpoint.
-    pub fn atomic_valid(&self, datatype: sys::fi_datatype, op: sys::fi_op, kind: crate::amo::AmoKind) -> bool {
+    pub fn atomic_valid(
+        &self,
+        datatype: sys::fi_datatype,
+        op: sys::fi_op,
+        kind: crate::amo::AmoKind,
+    ) -> bool {
         use crate::amo::AmoKind;
         let mut count = 0usize;
         let ep = self.ep.as_ptr();

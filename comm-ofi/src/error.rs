@@ -82,7 +82,9 @@ pub enum Error {
         supported: String,
     },
     /// A locale number outside the job.
-    #[error("locale {locale} is out of range: the job has {num_locales} locales (0..{num_locales})")]
+    #[error(
+        "locale {locale} is out of range: the job has {num_locales} locales (0..{num_locales})"
+    )]
     InvalidLocale {
         /// The bad locale.
         locale: u32,

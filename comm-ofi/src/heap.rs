@@ -93,7 +93,10 @@ impl Heap {
     /// Whether `[addr, addr+len)` lies inside the heap.
     pub fn contains(&self, addr: u64, len: usize) -> bool {
         let b = self.base_addr();
-        addr >= b && addr.checked_add(len as u64).is_some_and(|e| e <= b + self.size as u64)
+        addr >= b
+            && addr
+                .checked_add(len as u64)
+                .is_some_and(|e| e <= b + self.size as u64)
     }
 
     /// Allocates `size` bytes aligned to `align` (at least [`MIN_ALIGN`]);

@@ -69,7 +69,11 @@ pub const MR_MODES_SUPPORTED: u64 = sys::FI_MR_LOCAL
     | sys::FI_MR_ENDPOINT;
 
 /// The three modes in the original's preference order.
-pub const MODE_ORDER: [Mode; 3] = [Mode::MessageOrderFence, Mode::MessageOrder, Mode::DeliveryComplete];
+pub const MODE_ORDER: [Mode; 3] = [
+    Mode::MessageOrderFence,
+    Mode::MessageOrder,
+    Mode::DeliveryComplete,
+];
 
 /// Builds the hints for one mode attempt.
 fn hints(mode: Mode, atomics: bool, provider: Option<&str>) -> Info {
@@ -166,7 +170,11 @@ fn gather(req: &SelectRequest, provider: Option<&str>) -> Result<Vec<Candidate>>
             let h = hints(mode, atomics, provider);
             if let Some(list) = Info::getinfo(&h)? {
                 for info in list.entries() {
-                    out.push(Candidate { info, mode, atomics });
+                    out.push(Candidate {
+                        info,
+                        mode,
+                        atomics,
+                    });
                 }
             }
         }
@@ -258,7 +266,9 @@ pub fn resolve(provider: &str, mode: Mode, atomics: bool, domain: &str) -> Resul
         .entries()
         .into_iter()
         .find(|i| i.prov_name() == provider)
-        .ok_or_else(|| Error::NoProvider(format!("provider {provider} not offered on this locale")))?;
+        .ok_or_else(|| {
+            Error::NoProvider(format!("provider {provider} not offered on this locale"))
+        })?;
     Ok(Selection {
         info,
         mode,
@@ -288,7 +298,11 @@ fn explain_failure(req: &SelectRequest) -> Error {
             let supported = if modes.is_empty() {
                 "no MCM mode".to_string()
             } else {
-                modes.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", ")
+                modes
+                    .iter()
+                    .map(|m| m.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             };
             match mode {
                 Some(m) => Error::ModeUnsupported {
@@ -307,7 +321,10 @@ fn explain_failure(req: &SelectRequest) -> Error {
                 if let Ok(ms) = modes_of(a, req.single_host) {
                     who.push(format!(
                         "{a}: {}",
-                        ms.iter().map(|m| m.to_string()).collect::<Vec<_>>().join("/")
+                        ms.iter()
+                            .map(|m| m.to_string())
+                            .collect::<Vec<_>>()
+                            .join("/")
                     ));
                 }
             }
@@ -328,4 +345,3 @@ fn explain_failure(req: &SelectRequest) -> Error {
 pub fn describe_order(info: &Info) -> String {
     order_names(info.tx_msg_order())
 }
-

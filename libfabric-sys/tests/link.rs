@@ -48,5 +48,10 @@ fn static_inline_allocinfo_and_getinfo_work() {
 fn strerror_names_eagain() {
     // SAFETY: fi_strerror returns a static NUL-terminated string.
     let s = unsafe { std::ffi::CStr::from_ptr(sys::fi_strerror(sys::FI_EAGAIN)) };
-    assert!(s.to_string_lossy().to_lowercase().contains("temporarily unavailable"), "{s:?}");
+    assert!(
+        s.to_string_lossy()
+            .to_lowercase()
+            .contains("temporarily unavailable"),
+        "{s:?}"
+    );
 }

@@ -21,7 +21,9 @@ fn rma(comm: &Comm) -> Result<(), String> {
     let inject = comm.provider().inject_size;
     let sizes = [1usize, 8, inject + 1, 64 << 10, MAX];
     // One MAX slot per writer on every locale.
-    let slots = comm.alloc(MAX * n as usize, 4096).map_err(|e| e.to_string())?;
+    let slots = comm
+        .alloc(MAX * n as usize, 4096)
+        .map_err(|e| e.to_string())?;
     let src = comm.alloc(MAX, 4096).map_err(|e| e.to_string())?;
     for &size in &sizes {
         // Source from the heap (registered) for even sizes, from a Vec otherwise.
@@ -36,9 +38,11 @@ fn rma(comm: &Comm) -> Result<(), String> {
                 // SAFETY: src is a MAX-byte heap allocation of ours; size <= MAX.
                 let buf = unsafe { std::slice::from_raw_parts_mut(src.addr as *mut u8, size) };
                 buf.copy_from_slice(&data);
-                comm.put(dst, buf).map_err(|e| format!("put {size} B to {t}: {e}"))?;
+                comm.put(dst, buf)
+                    .map_err(|e| format!("put {size} B to {t}: {e}"))?;
             } else {
-                comm.put(dst, &data).map_err(|e| format!("put {size} B to {t}: {e}"))?;
+                comm.put(dst, &data)
+                    .map_err(|e| format!("put {size} B to {t}: {e}"))?;
             }
         }
         drop(data);
@@ -63,7 +67,8 @@ fn rma(comm: &Comm) -> Result<(), String> {
                 .map_err(|e| e.to_string())?
                 .offset((me as usize * MAX) as u64);
             let mut got = vec![0u8; size];
-            comm.get(&mut got, from).map_err(|e| format!("get {size} B from {t}: {e}"))?;
+            comm.get(&mut got, from)
+                .map_err(|e| format!("get {size} B from {t}: {e}"))?;
             if let Some(i) = (0..size).find(|&i| got[i] != pattern(me, t, size, i)) {
                 return Err(format!("size {size}: GET from {t} byte {i} wrong"));
             }
@@ -84,20 +89,28 @@ fn amos(comm: &Comm) -> Result<(), String> {
     for t in 0..n as u32 {
         let w = comm.symmetric(words, t).map_err(|e| e.to_string())?;
         for _ in 0..2 {
-            olds.push(comm.amo(w, AmoType::I64, AmoOp::Add, me as u64 + 1, 0, true).map_err(|x| e("fetch-add", t, x))?);
+            olds.push(
+                comm.amo(w, AmoType::I64, AmoOp::Add, me as u64 + 1, 0, true)
+                    .map_err(|x| e("fetch-add", t, x))?,
+            );
         }
         // non-fetching add of 100 to word 1
-        comm.amo(w.offset(8), AmoType::U64, AmoOp::Add, 100, 0, false).map_err(|x| e("add", t, x))?;
+        comm.amo(w.offset(8), AmoType::U64, AmoOp::Add, 100, 0, false)
+            .map_err(|x| e("add", t, x))?;
     }
     comm.barrier().map_err(|e| e.to_string())?;
     let sum: u64 = 2 * (1..=n).sum::<u64>();
     for t in 0..n as u32 {
         let w = comm.symmetric(words, t).map_err(|e| e.to_string())?;
-        let v = comm.amo(w, AmoType::I64, AmoOp::Read, 0, 0, true).map_err(|x| e("read", t, x))?;
+        let v = comm
+            .amo(w, AmoType::I64, AmoOp::Read, 0, 0, true)
+            .map_err(|x| e("read", t, x))?;
         if v != sum {
             return Err(format!("fetch-add total on {t} is {v}, expected {sum}"));
         }
-        let v = comm.amo(w.offset(8), AmoType::U64, AmoOp::Read, 0, 0, true).map_err(|x| e("read", t, x))?;
+        let v = comm
+            .amo(w.offset(8), AmoType::U64, AmoOp::Read, 0, 0, true)
+            .map_err(|x| e("read", t, x))?;
         if v != 100 * n {
             return Err(format!("add total on {t} is {v}, expected {}", 100 * n));
         }
@@ -109,32 +122,56 @@ fn amos(comm: &Comm) -> Result<(), String> {
     // compare-and-swap race for word 2 of every locale: exactly one winner.
     let mut wins = 0u64;
     for t in 0..n as u32 {
-        let w = comm.symmetric(words, t).map_err(|e| e.to_string())?.offset(16);
-        let old = comm.amo(w, AmoType::I64, AmoOp::CompareSwap, me as u64 + 1, 0, true).map_err(|x| e("cas", t, x))?;
+        let w = comm
+            .symmetric(words, t)
+            .map_err(|e| e.to_string())?
+            .offset(16);
+        let old = comm
+            .amo(w, AmoType::I64, AmoOp::CompareSwap, me as u64 + 1, 0, true)
+            .map_err(|x| e("cas", t, x))?;
         if old == 0 {
             wins += 1 << t;
         }
     }
     // Sum the win masks through word 3 of locale 0 (fetch-add).
-    let w0 = comm.symmetric(words, 0).map_err(|e| e.to_string())?.offset(24);
-    comm.amo(w0, AmoType::U64, AmoOp::Add, wins, 0, false).map_err(|x| e("add", 0, x))?;
+    let w0 = comm
+        .symmetric(words, 0)
+        .map_err(|e| e.to_string())?
+        .offset(24);
+    comm.amo(w0, AmoType::U64, AmoOp::Add, wins, 0, false)
+        .map_err(|x| e("add", 0, x))?;
     comm.barrier().map_err(|e| e.to_string())?;
-    let all = comm.amo(w0, AmoType::U64, AmoOp::Read, 0, 0, true).map_err(|x| e("read", 0, x))?;
+    let all = comm
+        .amo(w0, AmoType::U64, AmoOp::Read, 0, 0, true)
+        .map_err(|x| e("read", 0, x))?;
     if all != (1u64 << n) - 1 {
-        return Err(format!("cas winners mask {all:#b}: each locale's word must have exactly one winner"));
+        return Err(format!(
+            "cas winners mask {all:#b}: each locale's word must have exactly one winner"
+        ));
     }
     // write / swap on my own word 4 of every locale, then read back.
     for t in 0..n as u32 {
-        let w = comm.symmetric(words, t).map_err(|e| e.to_string())?.offset(32 + 8 * me as u64 % 24);
+        let w = comm
+            .symmetric(words, t)
+            .map_err(|e| e.to_string())?
+            .offset(32 + 8 * me as u64 % 24);
         let _ = w;
     }
-    let mine = comm.symmetric(words, ((me as u64 + 1) % n) as u32).map_err(|e| e.to_string())?.offset(32);
-    comm.amo(mine, AmoType::I64, AmoOp::Write, 0xAAAA, 0, false).map_err(|x| e("write", 0, x))?;
-    let prev = comm.amo(mine, AmoType::I64, AmoOp::Write, 0xBBBB, 0, true).map_err(|x| e("swap", 0, x))?;
+    let mine = comm
+        .symmetric(words, ((me as u64 + 1) % n) as u32)
+        .map_err(|e| e.to_string())?
+        .offset(32);
+    comm.amo(mine, AmoType::I64, AmoOp::Write, 0xAAAA, 0, false)
+        .map_err(|x| e("write", 0, x))?;
+    let prev = comm
+        .amo(mine, AmoType::I64, AmoOp::Write, 0xBBBB, 0, true)
+        .map_err(|x| e("swap", 0, x))?;
     if prev != 0xAAAA {
         return Err(format!("swap returned {prev:#x}, expected 0xaaaa"));
     }
-    let now = comm.amo(mine, AmoType::I64, AmoOp::Read, 0, 0, true).map_err(|x| e("read", 0, x))?;
+    let now = comm
+        .amo(mine, AmoType::I64, AmoOp::Read, 0, 0, true)
+        .map_err(|x| e("read", 0, x))?;
     if now != 0xBBBB {
         return Err(format!("after swap the word is {now:#x}"));
     }
@@ -152,16 +189,37 @@ fn bad_input(comm: &Comm) -> Result<(), String> {
             Err(e) => Err(format!("{what}: message {e:?} does not name {needle:?}")),
         }
     };
-    expect("put to locale n", comm.put(GlobalAddr::new(n, buf.addr), &[1]), &format!("locale {n}"))?;
-    expect("get from locale 99", comm.get(&mut [0u8; 4], GlobalAddr::new(99, buf.addr)), "locale 99")?;
+    expect(
+        "put to locale n",
+        comm.put(GlobalAddr::new(n, buf.addr), &[1]),
+        &format!("locale {n}"),
+    )?;
+    expect(
+        "get from locale 99",
+        comm.get(&mut [0u8; 4], GlobalAddr::new(99, buf.addr)),
+        "locale 99",
+    )?;
     let far = GlobalAddr::new(0, 0x10);
     expect("put outside heap", comm.put(far, &[1]), "0x10")?;
     let edge = comm.symmetric(buf, 0).map_err(|e| e.to_string())?;
-    let end = GlobalAddr::new(0, edge.addr - (edge.addr % 4096) + comm.heap().size() as u64 * 2);
-    expect("get past heap end", comm.get(&mut [0u8; 8], end), &format!("{:#x}", end.addr))?;
-    let r = comm.amo(edge.offset(3), AmoType::I64, AmoOp::Add, 1, 0, false).map(|_| ());
+    let end = GlobalAddr::new(
+        0,
+        edge.addr - (edge.addr % 4096) + comm.heap().size() as u64 * 2,
+    );
+    expect(
+        "get past heap end",
+        comm.get(&mut [0u8; 8], end),
+        &format!("{:#x}", end.addr),
+    )?;
+    let r = comm
+        .amo(edge.offset(3), AmoType::I64, AmoOp::Add, 1, 0, false)
+        .map(|_| ());
     expect("misaligned amo", r, &format!("{:#x}", edge.addr + 3))?;
-    expect("free of foreign address", comm.free(GlobalAddr::new(comm.here(), 0x1234)), "0x1234")?;
+    expect(
+        "free of foreign address",
+        comm.free(GlobalAddr::new(comm.here(), 0x1234)),
+        "0x1234",
+    )?;
     Ok(())
 }
 
@@ -173,16 +231,25 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if let Err(e) = rma(&comm).and_then(|_| amos(&comm)).and_then(|_| bad_input(&comm)) {
+    if let Err(e) = rma(&comm)
+        .and_then(|_| amos(&comm))
+        .and_then(|_| bad_input(&comm))
+    {
         eprintln!("rma_probe FAILED on locale {}: {e}", comm.here());
-        comm.oob().abort(&format!("rma_probe failed on locale {}: {e}", comm.here()));
+        comm.oob()
+            .abort(&format!("rma_probe failed on locale {}: {e}", comm.here()));
     }
     if let Err(e) = comm.finalize() {
         eprintln!("rma_probe: finalize: {e}");
         return ExitCode::FAILURE;
     }
     if comm.here() == 0 {
-        println!("rma_probe ok: {} locales, mode {}, provider {}", comm.num_locales(), comm.mode(), comm.provider().name);
+        println!(
+            "rma_probe ok: {} locales, mode {}, provider {}",
+            comm.num_locales(),
+            comm.mode(),
+            comm.provider().name
+        );
     }
     ExitCode::SUCCESS
 }

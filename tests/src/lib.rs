@@ -79,13 +79,25 @@ impl Run {
     }
     /// Panics with the whole output unless it exited 0.
     pub fn assert_ok(&self, what: &str) -> &Self {
-        assert!(self.ok(), "{what} failed ({:?})\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr);
+        assert!(
+            self.ok(),
+            "{what} failed ({:?})\n--- stdout\n{}\n--- stderr\n{}",
+            self.code,
+            self.stdout,
+            self.stderr
+        );
         self
     }
 }
 
 /// Runs `pgasrun -n N --timeout T PROGRAM ARGS` with extra environment.
-pub fn launch(n: usize, program: &Path, args: &[&str], env: &[(&str, &str)], timeout: Duration) -> Run {
+pub fn launch(
+    n: usize,
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> Run {
     let mut cmd = Command::new(pgasrun());
     cmd.arg("-n")
         .arg(n.to_string())

@@ -18,19 +18,28 @@ fn fails_with(env: &[(&str, &str)], needles: &[&str]) {
 
 #[test]
 fn unknown_mode_names_value_and_choices() {
-    fails_with(&[("PGAS_MCM_MODE", "fastest")], &["PGAS_MCM_MODE", "\"fastest\"", "message-order"]);
+    fails_with(
+        &[("PGAS_MCM_MODE", "fastest")],
+        &["PGAS_MCM_MODE", "\"fastest\"", "message-order"],
+    );
 }
 
 #[test]
 fn unknown_provider_lists_available() {
-    fails_with(&[("PGAS_PROVIDER", "warp-drive")], &["warp-drive", "available here", "tcp;ofi_rxm"]);
+    fails_with(
+        &[("PGAS_PROVIDER", "warp-drive")],
+        &["warp-drive", "available here", "tcp;ofi_rxm"],
+    );
 }
 
 #[test]
 fn unsupported_mode_names_supported_ones() {
     // shm has no FI_FENCE.
     fails_with(
-        &[("PGAS_PROVIDER", "shm"), ("PGAS_MCM_MODE", "message-order-fence")],
+        &[
+            ("PGAS_PROVIDER", "shm"),
+            ("PGAS_MCM_MODE", "message-order-fence"),
+        ],
         &["message-order-fence", "shm", "supports: message-order"],
     );
 }

@@ -6,10 +6,24 @@ use std::time::Duration;
 fn probe(provider: &str, extra: &[(&str, &str)]) {
     let mut env = vec![("PGAS_PROVIDER", provider)];
     env.extend_from_slice(extra);
-    let run = launch(3, &example("rma_probe"), &[], &env, Duration::from_secs(120));
+    let run = launch(
+        3,
+        &example("rma_probe"),
+        &[],
+        &env,
+        Duration::from_secs(120),
+    );
     run.assert_ok(&format!("rma_probe on {provider} {extra:?}"));
-    assert!(run.stdout.contains("rma_probe ok"), "no ok line: {}", run.stdout);
-    assert!(run.stdout.contains(provider), "ran on another provider: {}", run.stdout);
+    assert!(
+        run.stdout.contains("rma_probe ok"),
+        "no ok line: {}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(provider),
+        "ran on another provider: {}",
+        run.stdout
+    );
 }
 
 #[test]

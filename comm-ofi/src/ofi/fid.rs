@@ -22,11 +22,7 @@ macro_rules! owned_fid {
                 // after every child (which holds an Arc of us) is gone.
                 let ret = unsafe { sys::fi_close(&mut (*self.ptr).fid) };
                 if ret != 0 {
-                    tracing::warn!(
-                        "fi_close({}) failed: {} ({ret})",
-                        $what,
-                        strerror(-ret)
-                    );
+                    tracing::warn!("fi_close({}) failed: {} ({ret})", $what, strerror(-ret));
                 }
             }
         }
@@ -124,13 +120,24 @@ impl Av {
             // SAFETY: name holds one address in the provider's format (from
             // fi_getname on a peer using the same provider); addr is an out-param.
             let ret = unsafe {
-                sys::fi_av_insert(self.ptr, name.as_ptr() as *const c_void, 1, &mut addr, 0, ptr::null_mut())
+                sys::fi_av_insert(
+                    self.ptr,
+                    name.as_ptr() as *const c_void,
+                    1,
+                    &mut addr,
+                    0,
+                    ptr::null_mut(),
+                )
             };
             if ret != 1 {
                 return Err(OfiError {
                     call: "fi_av_insert",
                     code: ret as i64,
-                    text: if ret < 0 { strerror(-ret) } else { format!("inserted {ret} of 1 addresses") },
+                    text: if ret < 0 {
+                        strerror(-ret)
+                    } else {
+                        format!("inserted {ret} of 1 addresses")
+                    },
                 });
             }
             out.push(addr);
@@ -308,7 +315,9 @@ impl Endpoint {
             _domain: domain.clone(),
         };
         // SAFETY: ep and av are open objects of the same domain.
-        check("fi_ep_bind(av)", unsafe { sys::fi_ep_bind(ep.ptr, av.fid(), 0) })?;
+        check("fi_ep_bind(av)", unsafe {
+            sys::fi_ep_bind(ep.ptr, av.fid(), 0)
+        })?;
         match rx_cq {
             None => {
                 // SAFETY: as above for the CQ.
@@ -322,7 +331,9 @@ impl Endpoint {
                     sys::fi_ep_bind(ep.ptr, cq.fid(), sys::FI_TRANSMIT)
                 })?;
                 // SAFETY: as above.
-                check("fi_ep_bind(rx cq)", unsafe { sys::fi_ep_bind(ep.ptr, rx.fid(), sys::FI_RECV) })?;
+                check("fi_ep_bind(rx cq)", unsafe {
+                    sys::fi_ep_bind(ep.ptr, rx.fid(), sys::FI_RECV)
+                })?;
             }
         }
         // SAFETY: ep is open and bound.
@@ -345,13 +356,22 @@ impl Endpoint {
         let mut buf = vec![0u8; 256];
         let mut len = buf.len();
         // SAFETY: buf has len bytes; fi_getname updates len.
-        let mut ret =
-            unsafe { sys::fi_getname(&mut (*self.ptr).fid, buf.as_mut_ptr() as *mut c_void, &mut len) };
+        let mut ret = unsafe {
+            sys::fi_getname(
+                &mut (*self.ptr).fid,
+                buf.as_mut_ptr() as *mut c_void,
+                &mut len,
+            )
+        };
         if ret == -(sys::FI_ETOOSMALL as i32) {
             buf.resize(len, 0);
             // SAFETY: as above with the size libfabric asked for.
             ret = unsafe {
-                sys::fi_getname(&mut (*self.ptr).fid, buf.as_mut_ptr() as *mut c_void, &mut len)
+                sys::fi_getname(
+                    &mut (*self.ptr).fid,
+                    buf.as_mut_ptr() as *mut c_void,
+                    &mut len,
+                )
             };
         }
         check("fi_getname", ret)?;
@@ -367,7 +387,13 @@ impl Endpoint {
     /// # Safety
     /// `buf..buf+len` must stay valid and unused by anyone else until the
     /// provider retires it (or the endpoint is closed).
-    pub unsafe fn post_multi_recv(&self, buf: *mut u8, len: usize, desc: *mut c_void, context: *mut c_void) -> isize {
+    pub unsafe fn post_multi_recv(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        desc: *mut c_void,
+        context: *mut c_void,
+    ) -> isize {
         let iov = libc::iovec {
             iov_base: buf as *mut c_void,
             iov_len: len,
@@ -446,7 +472,9 @@ impl Mr {
     /// Binds the region to an endpoint and enables it (`FI_MR_ENDPOINT`).
     pub fn bind_enable(&self, ep: &Endpoint) -> Result<(), OfiError> {
         // SAFETY: both objects are open in the same domain.
-        check("fi_mr_bind", unsafe { sys::fi_mr_bind(self.ptr, ep.fid(), 0) })?;
+        check("fi_mr_bind", unsafe {
+            sys::fi_mr_bind(self.ptr, ep.fid(), 0)
+        })?;
         // SAFETY: the MR is bound.
         check("fi_mr_enable", unsafe { sys::fi_mr_enable(self.ptr) })
     }

@@ -65,7 +65,14 @@ impl Info {
         let mut out: *mut sys::fi_info = ptr::null_mut();
         // SAFETY: hints is a valid fi_info; out is an out-pointer.
         let ret = unsafe {
-            sys::fi_getinfo(API_VERSION, ptr::null(), ptr::null(), 0, hints.ptr, &mut out)
+            sys::fi_getinfo(
+                API_VERSION,
+                ptr::null(),
+                ptr::null(),
+                0,
+                hints.ptr,
+                &mut out,
+            )
         };
         if ret == -(sys::FI_ENODATA as i32) {
             return Ok(None);

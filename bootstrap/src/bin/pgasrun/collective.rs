@@ -19,7 +19,11 @@ pub struct Completed {
 #[derive(Debug, PartialEq)]
 pub enum CollError {
     /// The locale's sequence number is not the job's next collective.
-    BadSeq { rank: usize, got: u64, expected: u64 },
+    BadSeq {
+        rank: usize,
+        got: u64,
+        expected: u64,
+    },
     /// Kind or root differ from what the first locale called.
     Mismatch {
         seq: u64,
@@ -209,11 +213,17 @@ mod tests {
     #[test]
     fn allgather_completes_on_last_part_in_rank_order() {
         let mut c = Collectives::new(3);
-        assert_eq!(c.contribute(2, 0, Op::Allgather, 0, b"cc".to_vec()), Ok(None));
+        assert_eq!(
+            c.contribute(2, 0, Op::Allgather, 0, b"cc".to_vec()),
+            Ok(None)
+        );
         assert_eq!(c.contribute(0, 0, Op::Allgather, 9, b"".to_vec()), Ok(None));
         assert_eq!(c.waiting(), Some((0, Op::Allgather, vec![1])));
         assert_eq!(c.joined(), vec![0, 2]);
-        let done = c.contribute(1, 0, Op::Allgather, 0, b"b".to_vec()).unwrap().unwrap();
+        let done = c
+            .contribute(1, 0, Op::Allgather, 0, b"b".to_vec())
+            .unwrap()
+            .unwrap();
         assert_eq!(done.seq, 0);
         let parts = wire::decode_parts(&done.outcome.unwrap(), 3).unwrap();
         assert_eq!(parts, vec![b"".to_vec(), b"b".to_vec(), b"cc".to_vec()]);
@@ -224,7 +234,10 @@ mod tests {
     fn broadcast_returns_root_data_and_barrier_is_empty() {
         let mut c = Collectives::new(2);
         assert_eq!(c.contribute(0, 0, Op::Broadcast, 1, vec![]), Ok(None));
-        let d = c.contribute(1, 0, Op::Broadcast, 1, b"root".to_vec()).unwrap().unwrap();
+        let d = c
+            .contribute(1, 0, Op::Broadcast, 1, b"root".to_vec())
+            .unwrap()
+            .unwrap();
         assert_eq!(d.outcome, Ok(b"root".to_vec()));
         assert_eq!(c.contribute(1, 1, Op::Barrier, 0, vec![]), Ok(None));
         let d = c.contribute(0, 1, Op::Barrier, 0, vec![]).unwrap().unwrap();
@@ -248,7 +261,10 @@ mod tests {
             .contribute(0, 0, Op::Broadcast, 1, vec![])
             .unwrap_err()
             .to_string();
-        assert!(m.contains("broadcast(root 1)") && m.contains("broadcast(root 0)"), "{m}");
+        assert!(
+            m.contains("broadcast(root 1)") && m.contains("broadcast(root 0)"),
+            "{m}"
+        );
     }
 
     #[test]
@@ -256,7 +272,11 @@ mod tests {
         let mut c = Collectives::new(2);
         assert!(matches!(
             c.contribute(0, 1, Op::Barrier, 0, vec![]),
-            Err(CollError::BadSeq { got: 1, expected: 0, .. })
+            Err(CollError::BadSeq {
+                got: 1,
+                expected: 0,
+                ..
+            })
         ));
         c.contribute(0, 0, Op::Barrier, 0, vec![]).unwrap();
         assert!(matches!(
@@ -273,7 +293,10 @@ mod tests {
     fn oversized_allgather_fails_the_collective_not_the_launcher() {
         let mut c = Collectives::with_limit(2, 16);
         c.contribute(0, 0, Op::Allgather, 0, vec![0; 10]).unwrap();
-        let d = c.contribute(1, 0, Op::Allgather, 0, vec![0; 10]).unwrap().unwrap();
+        let d = c
+            .contribute(1, 0, Op::Allgather, 0, vec![0; 10])
+            .unwrap()
+            .unwrap();
         assert!(d.outcome.unwrap_err().contains("exceeds"));
         // The job moves on to the next collective.
         assert_eq!(c.contribute(0, 1, Op::Barrier, 0, vec![]), Ok(None));

@@ -29,7 +29,12 @@ impl Dest {
     }
 }
 
-fn emit(w: &mut impl Write, prefix: Option<&[u8]>, lines: &[u8], add_newline: bool) -> io::Result<()> {
+fn emit(
+    w: &mut impl Write,
+    prefix: Option<&[u8]>,
+    lines: &[u8],
+    add_newline: bool,
+) -> io::Result<()> {
     match prefix {
         None => w.write_all(lines)?,
         Some(p) => {
@@ -59,7 +64,9 @@ pub fn spawn_forwarder(
         .stack_size(128 * 1024)
         .spawn(move || {
             let prefix = prefix.then(|| format!("[{rank}] ").into_bytes());
-            forward(src, prefix.as_deref(), |p, l, nl| dest.write_lines(p, l, nl));
+            forward(src, prefix.as_deref(), |p, l, nl| {
+                dest.write_lines(p, l, nl)
+            });
             let _ = events.send(Event::OutputClosed { rank });
         })?;
     Ok(())

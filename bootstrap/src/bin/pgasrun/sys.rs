@@ -94,7 +94,15 @@ pub fn send_signal(pid: u32, sig: i32) -> io::Result<()> {
 fn set_parent_death_signal(parent: libc::pid_t) -> io::Result<()> {
     // SAFETY: prctl(PR_SET_PDEATHSIG) takes integers only; it is
     // async-signal-safe, as required between fork and exec.
-    let r = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) };
+    let r = unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
     if r != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -220,7 +228,10 @@ mod tests {
         let st = Command::new("sh").args(["-c", "exit 3"]).status().unwrap();
         assert_eq!(describe_status(st), "exited with status 3");
         assert_eq!(status_code(st), 3);
-        let st = Command::new("sh").args(["-c", "kill -TERM $$"]).status().unwrap();
+        let st = Command::new("sh")
+            .args(["-c", "kill -TERM $$"])
+            .status()
+            .unwrap();
         assert_eq!(describe_status(st), "killed by signal 15 (SIGTERM)");
         assert_eq!(status_code(st), 143);
     }
