@@ -229,7 +229,7 @@ impl Cq {
             return Ok(ret as usize);
         }
         let ret = ret as i32;
-        if ret == -sys::FI_EAGAIN || ret == -(sys::FI_ETIMEDOUT as i32) || ret == -sys::FI_EINTR {
+        if ret == -sys::FI_EAGAIN || ret == -sys::FI_ETIMEDOUT || ret == -sys::FI_EINTR {
             return Ok(0);
         }
         if ret == -(sys::FI_EAVAIL as i32) {

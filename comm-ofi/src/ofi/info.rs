@@ -74,7 +74,7 @@ impl Info {
                 &mut out,
             )
         };
-        if ret == -(sys::FI_ENODATA as i32) {
+        if ret == -sys::FI_ENODATA {
             return Ok(None);
         }
         check("fi_getinfo", ret)?;
