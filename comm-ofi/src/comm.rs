@@ -97,6 +97,10 @@ pub trait AmoFallback: Send + Sync {
 /// One locale's communication layer.
 pub struct Comm {
     amo_fallback: parking_lot::RwLock<Option<Arc<dyn AmoFallback>>>,
+    /// Whether every worker and AM handler has a context of its own.
+    bound: bool,
+    /// Which contexts are claimed by a thread for life.
+    claimed: Vec<AtomicBool>,
     rx_serial: Option<crate::ctx::DomainLock>,
     me: Locale,
     n: Locale,
@@ -247,7 +251,12 @@ impl Comm {
         // Room for every peer's transmit endpoints too: connectionless
         // providers (udp;ofi_rxd) insert the source address of every peer
         // endpoint that talks to us (the original sizes its AV the same way).
-        let num_ctx = 1;
+        // The transmit-context table: [0] shared by every unbound thread,
+        // [1..=workers] one per worker thread, then one per AM handler.
+        let wanted = 1 + cfg.num_workers + cfg.am_handlers;
+        let budget = info.ep_cnt().saturating_sub(1).max(1);
+        let bound = wanted <= budget;
+        let num_ctx = if bound { wanted } else { budget.min(wanted) };
         let av = Av::open(&domain, n as usize * (num_ctx + 1) * 2)?;
         let rx_cq = Cq::open(&domain, 1024, wait)?;
         let tx_cq_size = info.tx_size().clamp(64, 4096) + 64;
@@ -265,7 +274,6 @@ impl Comm {
             Arc::new(Endpoint::open(&domain, info, &av, &rx_cq)?)
         };
 
-        // Transmit contexts: for now one shared context (index 0).
         let mut eps = Vec::with_capacity(num_ctx);
         for _ in 0..num_ctx {
             if single_ep {
@@ -357,6 +365,8 @@ impl Comm {
 
         let comm = Comm {
             amo_fallback: parking_lot::RwLock::new(None),
+            bound,
+            claimed: (0..num_ctx).map(|_| AtomicBool::new(false)).collect(),
             rx_serial: serial_for_rx,
             me,
             n,
@@ -394,7 +404,7 @@ impl Comm {
             self.prov.mode,
             self.prov.name,
             self.n,
-            "unbound",
+            if self.bound { "bound" } else { "unbound" },
             self.contexts.len(),
             human_size(self.heap.size()),
             if self.native.any() {
@@ -532,9 +542,62 @@ impl Comm {
         self.prov.mr_mode & sys::FI_MR_LOCAL != 0 && !self.heap.contains(ptr as u64, len)
     }
 
-    /// The calling thread's transmit context.
+    /// The calling thread's transmit context: its own when it is bound,
+    /// otherwise the shared one (locked).
     fn ctx(&self) -> MutexGuard<'_, TxContext> {
-        self.contexts[0].lock()
+        let me = self as *const Comm as usize;
+        let idx = BOUND_CTX.with(|b| match b.get() {
+            Some((owner, i)) if owner == me => i,
+            _ => 0,
+        });
+        self.contexts[idx].lock()
+    }
+
+    /// Binds the calling thread to worker context `worker` for the rest of
+    /// the run (the runtime shim calls this once in each worker thread).
+    /// Fails when the worker number is outside the table or already taken.
+    pub fn bind_worker(&self, worker: usize) -> Result<()> {
+        let workers = self.cfg.num_workers;
+        if worker >= workers {
+            return Err(Error::InvalidSize {
+                what: "worker number",
+                size: worker,
+                reason: format!("PGAS_NUM_WORKERS is {workers}"),
+            });
+        }
+        self.bind_index(1 + worker)
+    }
+
+    /// Binds the calling thread to AM-handler context `handler`.
+    pub fn bind_am_handler(&self, handler: usize) -> Result<()> {
+        if handler >= self.cfg.am_handlers {
+            return Err(Error::InvalidSize {
+                what: "AM handler number",
+                size: handler,
+                reason: format!("PGAS_AM_HANDLERS is {}", self.cfg.am_handlers),
+            });
+        }
+        self.bind_index(1 + self.cfg.num_workers + handler)
+    }
+
+    fn bind_index(&self, idx: usize) -> Result<()> {
+        if !self.bound || idx >= self.contexts.len() {
+            // Unbound: the thread keeps using the shared context.
+            return Ok(());
+        }
+        if self.claimed[idx].swap(true, Ordering::AcqRel) {
+            return Err(Error::Unsupported(format!(
+                "transmit context {idx} is already bound to another thread"
+            )));
+        }
+        let me = self as *const Comm as usize;
+        BOUND_CTX.with(|b| b.set(Some((me, idx))));
+        Ok(())
+    }
+
+    /// Whether threads get transmit contexts of their own.
+    pub fn is_bound(&self) -> bool {
+        self.bound
     }
 
     fn mode_flags(&self) -> u64 {
@@ -884,6 +947,11 @@ impl Drop for Comm {
     fn drop(&mut self) {
         self.stop_progress();
     }
+}
+
+thread_local! {
+    /// (owning Comm's address, context index) of the calling thread's bound context.
+    static BOUND_CTX: std::cell::Cell<Option<(usize, usize)>> = const { std::cell::Cell::new(None) };
 }
 
 fn spawn_progress(

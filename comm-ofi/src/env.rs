@@ -26,6 +26,24 @@ pub struct Config {
     pub native_amo: bool,
     /// `PGAS_CQ_WAIT` = `spin` | `block` | `auto`.
     pub cq_wait: Option<crate::ofi::WaitMode>,
+    /// `PGAS_NUM_WORKERS`: worker threads per locale, each with its own context.
+    pub num_workers: usize,
+    /// `PGAS_AM_HANDLERS`: AM handler threads, each with its own context.
+    pub am_handlers: usize,
+}
+
+fn parse_count(var_name: &'static str, default: usize, max: usize) -> Result<usize> {
+    match var(var_name) {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<usize>() {
+            Ok(k) if (1..=max).contains(&k) => Ok(k),
+            _ => Err(Error::Env {
+                var: var_name,
+                value: v.clone(),
+                reason: format!("expected a whole number from 1 to {max}"),
+            }),
+        },
+    }
 }
 
 fn var(name: &str) -> Option<String> {
@@ -137,7 +155,14 @@ impl Config {
                 })
             }
         };
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        let num_workers = parse_count("PGAS_NUM_WORKERS", cores, 1024)?;
+        let am_handlers = parse_count("PGAS_AM_HANDLERS", 1, 64)?;
         Ok(Config {
+            num_workers,
+            am_handlers,
             mode,
             provider,
             heap_size,
