@@ -13,9 +13,10 @@ fn run() -> Result<(u32, String), String> {
     let comm = Comm::init().map_err(|e| format!("init: {e}"))?;
     let result = ring(&comm);
     if let Err(e) = &result {
-        // Report before tearing down: a failing locale takes the job down.
-        eprintln!("smoke FAILED on locale {}: {e}", comm.here());
-        std::process::exit(1);
+        // Report and take the job down (the launcher stops the others).
+        let msg = format!("smoke FAILED on locale {}: {e}", comm.here());
+        eprintln!("{msg}");
+        comm.oob().abort(&msg);
     }
     comm.finalize().map_err(|e| e.to_string())?;
     result
