@@ -342,3 +342,132 @@ fn watchdog(rank: usize, mut conn: TcpStream, tx: mpsc::Sender<Reply>, aborting:
     let _ = writeln!(io::stderr(), "pgas locale {rank}: {why}; exiting");
     std::process::exit(STOPPED_EXIT_CODE);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// A one-connection fake launcher running `script` on the accepted
+    /// stream. The stream is leaked afterwards: closing it would make the
+    /// watchdog exit the test process.
+    fn fake_launcher(script: impl FnOnce(&mut TcpStream) + Send + 'static) -> LauncherEnv {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            match Msg::read_from(&mut s).unwrap() {
+                Msg::Hello {
+                    job_id: 77,
+                    rank: 1,
+                    ..
+                } => {}
+                other => panic!("bad hello {other:?}"),
+            }
+            script(&mut s);
+            std::mem::forget(s);
+        });
+        LauncherEnv {
+            addr,
+            rank: 1,
+            size: 2,
+            job_id: 77,
+        }
+    }
+
+    fn reply(s: &mut TcpStream, m: Msg) {
+        m.write_to(s).unwrap();
+    }
+
+    fn expect_collective(s: &mut TcpStream, want_seq: u64, want_op: Op) -> Vec<u8> {
+        match Msg::read_from(s).unwrap() {
+            Msg::Collective { seq, op, data, .. } if seq == want_seq && op == want_op => data,
+            other => panic!("expected {want_op:?} #{want_seq}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn rejection_is_reported_with_the_reason() {
+        let env = fake_launcher(|s| {
+            reply(
+                s,
+                Msg::Reject {
+                    reason: "go away".into(),
+                },
+            )
+        });
+        match LauncherOob::connect(&env) {
+            Err(OobError::Rejected { rank: 1, reason }) => assert_eq!(reason, "go away"),
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("connected"),
+        }
+    }
+
+    #[test]
+    fn size_disagreement_is_a_protocol_error() {
+        let env = fake_launcher(|s| reply(s, Msg::Welcome { size: 3 }));
+        let e = LauncherOob::connect(&env).err().expect("must fail");
+        assert!(e.to_string().contains("3 locales but PGAS_SIZE=2"), "{e}");
+    }
+
+    #[test]
+    fn collectives_against_a_fake_launcher() {
+        let env = fake_launcher(|s| {
+            reply(s, Msg::Welcome { size: 2 });
+            assert_eq!(expect_collective(s, 0, Op::Allgather), b"mine");
+            let parts = wire::encode_parts([&b"zero"[..], &b"mine"[..]].into_iter());
+            reply(
+                s,
+                Msg::Result {
+                    seq: 0,
+                    data: parts,
+                },
+            );
+            // Non-root: our bytes do not travel.
+            assert_eq!(expect_collective(s, 1, Op::Broadcast), b"");
+            reply(
+                s,
+                Msg::Result {
+                    seq: 1,
+                    data: b"root".to_vec(),
+                },
+            );
+            expect_collective(s, 2, Op::Barrier);
+            reply(
+                s,
+                Msg::Failed {
+                    seq: 2,
+                    peer: Some(0),
+                    detail: "exited".into(),
+                },
+            );
+            expect_collective(s, 3, Op::Barrier);
+            reply(
+                s,
+                Msg::Result {
+                    seq: 9,
+                    data: vec![],
+                },
+            );
+        });
+        let oob = LauncherOob::connect(&env).unwrap();
+        assert_eq!((oob.rank(), oob.size()), (1, 2));
+        assert_eq!(
+            oob.allgather(b"mine").unwrap(),
+            vec![b"zero".to_vec(), b"mine".to_vec()]
+        );
+        assert!(matches!(
+            oob.broadcast(2, b"x"),
+            Err(OobError::InvalidRoot { root: 2, size: 2 })
+        ));
+        assert_eq!(oob.broadcast(0, b"not sent").unwrap(), b"root");
+        match oob.barrier() {
+            Err(OobError::PeerDied { rank: 0, detail }) => assert_eq!(detail, "exited"),
+            other => panic!("{other:?}"),
+        }
+        match oob.barrier() {
+            Err(OobError::Protocol(m)) => assert!(m.contains("#9 while waiting for #3"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,50 +1,37 @@
-//! placeholder until the MCM engine lands: only the mode vocabulary that
-//! comm-ofi's provider selection needs.
+//! The memory-consistency-model (MCM) ordering *policy* of pgas-comm.
+//!
+//! The language promises sequential consistency for data-race-free programs;
+//! the network promises much less (see `docs/mcm.md`). This crate says, for each
+//! of the three MCM modes, what a transmit context must do around every PUT,
+//! GET, AMO and AM send, and at every task boundary, so that the gap is closed.
+//! It knows nothing of libfabric: it is written against the small
+//! [`Transport`] trait, which `comm-ofi` implements over one libfabric transmit
+//! context and which [`sim`] implements over a simulated weakly ordered fabric
+//! for loom and unit tests.
+//!
+//! The pieces:
+//! - [`Mode`] / [`ModeRequest`]: the modes and the `PGAS_MCM_MODE` spellings.
+//! - [`DanglingStores`]: per transmit context, the targets whose PUTs or
+//!   non-fetching AMOs may not be visible yet.
+//! - [`Transport`]: the primitives an implementor needs (post an op with flags,
+//!   post the order-dummy GET, post an AMO-visibility proof, wait for all).
+//! - [`Selector`]: the table of per-mode implementors, chosen once at start-up;
+//!   generic code calls through it and never matches on the mode per operation.
+//! - [`sim`]: the simulated fabric and the litmus programs that run the real
+//!   implementors over it, exhaustively under loom (`--cfg loom`).
 
-use std::fmt;
-use std::str::FromStr;
+mod dangling;
+mod force;
+pub mod mode;
+mod selector;
+pub mod sim;
+mod sync;
+mod transport;
 
-/// An MCM conformance mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// Fenced operations (`FI_FENCE`), visibility forced lazily per target.
-    MessageOrderFence,
-    /// RAW/WAW/SAW/SAS message ordering, dummy GETs force visibility.
-    MessageOrder,
-    /// Every operation waits for delivery completion.
-    DeliveryComplete,
-}
+#[cfg(test)]
+mod policy_tests;
 
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Mode::MessageOrderFence => "message-order-fence",
-            Mode::MessageOrder => "message-order",
-            Mode::DeliveryComplete => "delivery-complete",
-        })
-    }
-}
-
-/// A `PGAS_MCM_MODE` value that names no mode.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseModeError(pub String);
-
-impl fmt::Display for ParseModeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown MCM mode {:?}", self.0)
-    }
-}
-
-impl std::error::Error for ParseModeError {}
-
-impl FromStr for Mode {
-    type Err = ParseModeError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim() {
-            "message-order-fence" => Ok(Mode::MessageOrderFence),
-            "message-order" => Ok(Mode::MessageOrder),
-            "delivery-complete" => Ok(Mode::DeliveryComplete),
-            other => Err(ParseModeError(other.to_string())),
-        }
-    }
-}
+pub use dangling::{DanglingStores, LocaleSet, LocaleSetIter, Targets};
+pub use mode::{Mode, ModeRequest, ParseModeError};
+pub use selector::{AmoFn, ForceVisibleFn, GetFn, PutFn, ReleaseFn, Selector, SendFn, Weakening};
+pub use transport::{AmoKind, Binding, Blocking, Locale, OpFlags, Transport};

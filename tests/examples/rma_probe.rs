@@ -231,6 +231,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let am = match amhandler::start(comm.clone()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("rma_probe: AM start failed: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     if let Err(e) = rma(&comm)
         .and_then(|_| amos(&comm))
         .and_then(|_| bad_input(&comm))
@@ -239,7 +246,7 @@ fn main() -> ExitCode {
         comm.oob()
             .abort(&format!("rma_probe failed on locale {}: {e}", comm.here()));
     }
-    if let Err(e) = comm.finalize() {
+    if let Err(e) = am.finalize() {
         eprintln!("rma_probe: finalize: {e}");
         return ExitCode::FAILURE;
     }

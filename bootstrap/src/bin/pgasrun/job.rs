@@ -3,9 +3,10 @@
 //!
 //! Threads: one accepts connections, one per connection reads frames, two per
 //! locale forward output. They all report to the main thread through one
-//! channel of [`Event`]s; the main thread owns every piece of state (children,
-//! write halves of the connections, the collective engine), so there are no
-//! locks. It also spawns the children, which matters for the parent-death
+//! channel of [`Event`]s; the main thread owns the state (children, write
+//! halves of the connections, the collective engine). The one shared piece is
+//! the rank-claim table the connection threads use to answer hellos without
+//! waiting for the main thread (`Claims`). The main thread also spawns the children, which matters for the parent-death
 //! signal (see [`sys::die_with_parent`]), and it alone reaps them, so a pid we
 //! signal is never a reused one.
 
@@ -17,10 +18,12 @@ use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bootstrap::env as oob_env;
 use bootstrap::wire::{Msg, WireError};
+use parking_lot::Mutex;
 
 use crate::collective::{Collectives, Completed};
 use crate::output::{self, Dest};
@@ -173,6 +176,7 @@ pub fn run(spec: Spec) -> i32 {
         spec,
     };
     job.spawn_all(addr, job_id, &tx);
+    tracing::debug!(elapsed = ?job.start.elapsed(), "all locales started");
     drop(tx);
     job.main_loop(&rx);
     job.drain_output(&rx);
@@ -342,18 +346,9 @@ impl Job {
         matches!(self.locales[rank].conn, Some((c, _)) if c == conn)
     }
 
-    fn on_connected(&mut self, conn: u64, rank: usize, pid: u32, mut stream: TcpStream) {
-        let n = self.spec.locales;
+    fn on_connected(&mut self, conn: u64, rank: usize, pid: u32, stream: TcpStream) {
+        // The connection thread has already welcomed it (see `Claims`).
         let l = &mut self.locales[rank];
-        if l.conn.is_some() {
-            tracing::warn!(rank, pid, "second connection for the same locale refused");
-            let _ = Msg::Reject {
-                reason: format!("locale {rank} is already connected"),
-            }
-            .write_to(&mut stream);
-            let _ = stream.shutdown(Shutdown::Both);
-            return;
-        }
         if pid != l.pid {
             // E.g. the locale runs under a wrapper script.
             tracing::debug!(
@@ -362,12 +357,6 @@ impl Job {
                 started = l.pid,
                 "locale connected from another pid"
             );
-        }
-        let welcome = Msg::Welcome { size: n as u32 }.write_to(&mut stream);
-        if let Err(e) = welcome {
-            tracing::debug!(rank, error = %e, "cannot answer hello");
-            let _ = stream.shutdown(Shutdown::Both);
-            return;
         }
         tracing::debug!(rank, pid, "locale connected");
         l.conn = Some((conn, stream));
@@ -669,7 +658,38 @@ impl Job {
     }
 }
 
+/// Which connection holds each rank. The connection threads answer hellos
+/// themselves (the main thread may be busy starting a thousand locales, and a
+/// locale only waits so long for its welcome), so they also refuse a second
+/// connection for a rank here.
+struct Claims {
+    job_id: u64,
+    by_rank: Mutex<Vec<Option<u64>>>,
+}
+
+impl Claims {
+    fn claim(&self, rank: usize, conn: u64) -> bool {
+        let mut c = self.by_rank.lock();
+        if c[rank].is_some() {
+            return false;
+        }
+        c[rank] = Some(conn);
+        true
+    }
+
+    fn release(&self, rank: usize, conn: u64) {
+        let mut c = self.by_rank.lock();
+        if c[rank] == Some(conn) {
+            c[rank] = None;
+        }
+    }
+}
+
 fn accept_loop(listener: TcpListener, job_id: u64, n: usize, tx: Sender<Event>) {
+    let claims = Arc::new(Claims {
+        job_id,
+        by_rank: Mutex::new(vec![None; n]),
+    });
     let mut next_conn = 0u64;
     for stream in listener.incoming() {
         match stream {
@@ -677,10 +697,11 @@ fn accept_loop(listener: TcpListener, job_id: u64, n: usize, tx: Sender<Event>) 
                 next_conn += 1;
                 let conn = next_conn;
                 let tx = tx.clone();
+                let claims = Arc::clone(&claims);
                 let r = std::thread::Builder::new()
                     .name(format!("pgasrun-conn-{conn}"))
                     .stack_size(128 * 1024)
-                    .spawn(move || serve_conn(conn, s, job_id, n, &tx));
+                    .spawn(move || serve_conn(conn, s, &claims, &tx));
                 if let Err(e) = r {
                     tracing::warn!(error = %e, "cannot start a connection thread; connection dropped");
                 }
@@ -700,7 +721,8 @@ fn reject(s: &mut TcpStream, reason: String) {
 }
 
 /// Handshake, then forward the connection's frames to the main thread.
-fn serve_conn(conn: u64, mut s: TcpStream, job_id: u64, n: usize, tx: &Sender<Event>) {
+fn serve_conn(conn: u64, mut s: TcpStream, claims: &Claims, tx: &Sender<Event>) {
+    let n = claims.by_rank.lock().len();
     let _ = s.set_nodelay(true);
     let _ = s.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
     let (rank, pid) = match Msg::read_from(&mut s) {
@@ -709,7 +731,7 @@ fn serve_conn(conn: u64, mut s: TcpStream, job_id: u64, n: usize, tx: &Sender<Ev
             rank,
             pid,
         }) => {
-            if j != job_id {
+            if j != claims.job_id {
                 return reject(
                     &mut s,
                     "wrong job id (a locale of another pgasrun job?)".into(),
@@ -726,12 +748,24 @@ fn serve_conn(conn: u64, mut s: TcpStream, job_id: u64, n: usize, tx: &Sender<Ev
         Ok(other) => return reject(&mut s, format!("expected hello, got '{}'", other.name())),
         Err(e) => return reject(&mut s, format!("bad hello: {e}")),
     };
-    let writer = match s.try_clone() {
+    if !claims.claim(rank, conn) {
+        return reject(&mut s, format!("locale {rank} is already connected"));
+    }
+    let writer = s.try_clone().and_then(|mut w| {
+        w.set_write_timeout(Some(WRITE_TIMEOUT))?;
+        Msg::Welcome { size: n as u32 }.write_to(&mut w)?;
+        Ok(w)
+    });
+    let writer = match writer {
         Ok(w) => w,
-        Err(e) => return reject(&mut s, format!("launcher error: {e}")),
+        Err(e) => {
+            claims.release(rank, conn);
+            tracing::debug!(rank, error = %e, "cannot answer hello");
+            let _ = s.shutdown(Shutdown::Both);
+            return;
+        }
     };
     let _ = s.set_read_timeout(None);
-    let _ = writer.set_write_timeout(Some(WRITE_TIMEOUT));
     if tx
         .send(Event::Connected {
             conn,
@@ -759,5 +793,8 @@ fn serve_conn(conn: u64, mut s: TcpStream, job_id: u64, n: usize, tx: &Sender<Ev
             }
         }
     };
+    // Closed goes first, so the main thread sees it before a new
+    // connection for the same rank.
     let _ = tx.send(Event::Closed { conn, rank, error });
+    claims.release(rank, conn);
 }

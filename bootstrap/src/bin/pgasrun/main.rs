@@ -59,6 +59,7 @@ fn real_main() -> i32 {
 /// Launcher diagnostics go to stderr through tracing: `-v` debug, `-vv`
 /// trace, `RUST_LOG` overrides; default only warnings.
 fn init_tracing(verbose: u8) {
+    use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let default = match verbose {
         0 => "warn",
@@ -73,6 +74,7 @@ fn init_tracing(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .try_init();
 }

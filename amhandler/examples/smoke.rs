@@ -11,6 +11,8 @@ use std::process::ExitCode;
 
 fn run() -> Result<(u32, String), String> {
     let comm = Comm::init().map_err(|e| format!("init: {e}"))?;
+    // The AM layer: progress, and AMOs the provider cannot do natively.
+    let am = amhandler::start(comm.clone()).map_err(|e| format!("AM start: {e}"))?;
     let result = ring(&comm);
     if let Err(e) = &result {
         // Report and take the job down (the launcher stops the others).
@@ -18,7 +20,7 @@ fn run() -> Result<(u32, String), String> {
         eprintln!("{msg}");
         comm.oob().abort(&msg);
     }
-    comm.finalize().map_err(|e| e.to_string())?;
+    am.finalize().map_err(|e| e.to_string())?;
     result
 }
 

@@ -1,0 +1,1025 @@
+//! The AM layer of one locale: the initiator side (requests, done slots,
+//! waiting) and the target side (what each AM kind does once it arrives).
+//!
+//! Exists to hold everything an AM needs on both ends in one object that the
+//! handler threads, the executor jobs and the user's threads share. The
+//! threads themselves (poller, handlers) live in `handler`.
+
+use crate::config::{AmConfig, DoneMode};
+use crate::cpu_amo;
+use crate::error::{Error, Result};
+use crate::executor::{Job, Spawner};
+use crate::registry::{Entry, FnId, Registry};
+use crate::wire::{self, Header, Op, FLAG_BLOCKING, FLAG_FAST, HEADER, INLINE_MAX, MAX_REQUEST};
+use comm_ofi::{AmoFallback, AmoOp, AmoType, Comm, GlobalAddr, Locale};
+use crossbeam_queue::SegQueue;
+use parking_lot::Mutex;
+use std::cell::Cell;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::thread::{JoinHandle, Thread};
+use std::time::Duration;
+
+thread_local! {
+    /// Set on this locale's handler threads: a wait there runs other handler work.
+    pub(crate) static IS_HANDLER: Cell<bool> = const { Cell::new(false) };
+}
+
+/// What a body sees of its execution.
+pub struct Ctx<'a> {
+    pub(crate) am: &'a Am,
+    pub(crate) caller: Locale,
+}
+
+impl Ctx<'_> {
+    /// The AM layer (for nested on-statements, AMOs, RMA).
+    pub fn am(&self) -> &Am {
+        self.am
+    }
+    /// The locale that sent the request.
+    pub fn caller(&self) -> Locale {
+        self.caller
+    }
+    /// The locale the body runs on.
+    pub fn here(&self) -> Locale {
+        self.am.here
+    }
+}
+
+/// Counters of one locale (monotonic; for tests and diagnostics).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Requests sent.
+    pub sent: u64,
+    /// Requests received.
+    pub received: u64,
+    /// Bodies run here (from any locale, including this one).
+    pub executed: u64,
+    /// Atomics carried out here for AMs.
+    pub amos: u64,
+    /// Landing-zone halves reposted after the provider retired them.
+    pub lz_reposts: u64,
+}
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub sent: AtomicU64,
+    pub received: AtomicU64,
+    pub executed: AtomicU64,
+    pub amos: AtomicU64,
+    pub lz_reposts: AtomicU64,
+}
+
+/// Work for the handler threads: fast bodies, atomics, no-ops.
+pub(crate) struct Work {
+    pub h: Header,
+    pub payload: Vec<u8>,
+}
+
+/// A pool of fixed-size buffers in the registered heap (done slots, send
+/// buffers), grown a chunk at a time.
+pub(crate) struct BufPool {
+    free: SegQueue<u64>,
+    size: usize,
+    chunk: usize,
+}
+
+impl BufPool {
+    fn new(size: usize, chunk: usize) -> BufPool {
+        BufPool {
+            free: SegQueue::new(),
+            size,
+            chunk,
+        }
+    }
+
+    fn get(&self, comm: &Comm) -> Result<u64> {
+        if let Some(a) = self.free.pop() {
+            return Ok(a);
+        }
+        let base = comm.alloc(self.size * self.chunk, 128)?.addr;
+        for i in 1..self.chunk {
+            self.free.push(base + (i * self.size) as u64);
+        }
+        Ok(base)
+    }
+
+    fn put(&self, a: u64) {
+        self.free.push(a);
+    }
+}
+
+/// One locale's AM layer. Create it with [`crate::start`].
+pub struct Am {
+    pub(crate) comm: Arc<Comm>,
+    pub(crate) cfg: AmConfig,
+    pub(crate) registry: Registry,
+    pub(crate) spawner: Arc<dyn Spawner>,
+    pub(crate) me: Weak<Am>,
+    pub(crate) here: Locale,
+    pub(crate) n: Locale,
+    pub(crate) hq: SegQueue<Work>,
+    pub(crate) hq_idle: Mutex<Vec<Thread>>,
+    slots: BufPool,
+    sendbufs: BufPool,
+    /// Landing zone (both halves) and the size of one half.
+    pub(crate) lz: u64,
+    pub(crate) lz_half: usize,
+    /// Waits block (sleep) rather than spin (`sockets`, whose progress
+    /// thread starves when we spin).
+    pub(crate) block_wait: bool,
+    pub(crate) stop_poll: AtomicBool,
+    pub(crate) stop_handlers: AtomicBool,
+    pub(crate) shutdowns: AtomicU32,
+    finalized: AtomicBool,
+    pub(crate) poller: Mutex<Option<JoinHandle<()>>>,
+    pub(crate) handlers: Mutex<Vec<JoinHandle<()>>>,
+    pub(crate) counters: Counters,
+}
+
+impl std::fmt::Debug for Am {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Am")
+            .field("here", &self.here)
+            .field("n", &self.n)
+            .field("cfg", &self.cfg)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Installs AMs as comm-ofi's path for atomics that are not native.
+pub(crate) struct Fallback(pub Weak<Am>);
+
+impl AmoFallback for Fallback {
+    fn amo(
+        &self,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+        compare: u64,
+        fetch: bool,
+    ) -> comm_ofi::Result<u64> {
+        let am = self.0.upgrade().ok_or_else(|| {
+            comm_ofi::Error::Unsupported("the AM layer is gone: atomic not possible".into())
+        })?;
+        Ok(am.amo_via_am(target, ty, op, operand, compare, fetch)?)
+    }
+}
+
+fn bad_locale(locale: Locale, n: Locale) -> Error {
+    Error::Comm(comm_ofi::Error::InvalidLocale {
+        locale,
+        num_locales: n,
+    })
+}
+
+impl Am {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        comm: Arc<Comm>,
+        cfg: AmConfig,
+        registry: Registry,
+        spawner: Arc<dyn Spawner>,
+        lz: u64,
+        lz_half: usize,
+        block_wait: bool,
+    ) -> Arc<Am> {
+        let here = comm.here();
+        let n = comm.num_locales();
+        Arc::new_cyclic(|me| Am {
+            comm,
+            cfg,
+            registry,
+            spawner,
+            me: me.clone(),
+            here,
+            n,
+            hq: SegQueue::new(),
+            hq_idle: Mutex::new(Vec::new()),
+            slots: BufPool::new(wire::SLOT_SIZE, 64),
+            sendbufs: BufPool::new(MAX_REQUEST.next_multiple_of(128), 32),
+            lz,
+            lz_half,
+            block_wait,
+            stop_poll: AtomicBool::new(false),
+            stop_handlers: AtomicBool::new(false),
+            shutdowns: AtomicU32::new(0),
+            finalized: AtomicBool::new(false),
+            poller: Mutex::new(None),
+            handlers: Mutex::new(Vec::new()),
+            counters: Counters::default(),
+        })
+    }
+
+    pub(crate) fn arc(&self) -> Arc<Am> {
+        self.me.upgrade().expect("the Am outlives its threads")
+    }
+
+    // ----------------------------------------------------------------- facts
+
+    /// The comm layer underneath.
+    pub fn comm(&self) -> &Arc<Comm> {
+        &self.comm
+    }
+    /// This locale.
+    pub fn here(&self) -> Locale {
+        self.here
+    }
+    /// Number of locales.
+    pub fn num_locales(&self) -> Locale {
+        self.n
+    }
+    /// The knobs in force.
+    pub fn config(&self) -> &AmConfig {
+        &self.cfg
+    }
+    /// Largest argument (and AM-mediated PUT) carried inside the request;
+    /// larger ones are fetched by the target with a GET.
+    pub fn inline_limit(&self) -> usize {
+        INLINE_MAX
+    }
+    /// Largest reply returned inside the done slot; larger ones are fetched
+    /// by the initiator with a GET.
+    pub fn reply_inline_limit(&self) -> usize {
+        wire::SLOT_INLINE
+    }
+    /// This locale's body table.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+    /// Counters.
+    pub fn stats(&self) -> Stats {
+        let c = &self.counters;
+        Stats {
+            sent: c.sent.load(Ordering::Relaxed),
+            received: c.received.load(Ordering::Relaxed),
+            executed: c.executed.load(Ordering::Relaxed),
+            amos: c.amos.load(Ordering::Relaxed),
+            lz_reposts: c.lz_reposts.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Registers a body under `name` (see [`Registry::register`]). Every
+    /// locale must register it before any locale sends it (register before
+    /// [`crate::start`] through [`crate::Options`], or register everywhere and
+    /// then call [`Am::barrier`]).
+    pub fn register<F>(&self, name: &str, body: F) -> Result<FnId>
+    where
+        F: Fn(&Ctx<'_>, &[u8]) -> Vec<u8> + Send + Sync + 'static,
+    {
+        self.registry.register(name, body)
+    }
+
+    /// Registers a body under a raw id (see [`Registry::register_raw`]).
+    pub fn register_raw<F>(&self, id: u64, name: &str, body: F) -> Result<FnId>
+    where
+        F: Fn(&Ctx<'_>, &[u8]) -> Vec<u8> + Send + Sync + 'static,
+    {
+        self.registry.register_raw(id, name, body)
+    }
+
+    /// Job-wide barrier (every store before it is visible after it).
+    pub fn barrier(&self) -> Result<()> {
+        Ok(self.comm.barrier()?)
+    }
+
+    // ------------------------------------------------------------ initiator
+
+    fn check_open(&self) -> Result<()> {
+        if self.finalized.load(Ordering::Acquire) {
+            return Err(Error::Shutdown("finalize() was called".into()));
+        }
+        Ok(())
+    }
+
+    fn check_target(&self, locale: Locale) -> Result<()> {
+        self.check_open()?;
+        if locale >= self.n {
+            return Err(bad_locale(locale, self.n));
+        }
+        Ok(())
+    }
+
+    fn entry(&self, id: FnId) -> Result<Entry> {
+        self.registry.get(id.0).ok_or_else(|| {
+            Error::Registry(format!(
+                "body id {:#x} is not registered on locale {} (the sender); register it on every \
+                 locale",
+                id.0, self.here
+            ))
+        })
+    }
+
+    /// Sends one request (header + inline payload) from a heap buffer.
+    pub(crate) fn send_msg(&self, target: Locale, h: &Header, payload: &[u8]) -> Result<()> {
+        let total = HEADER + payload.len();
+        if total > MAX_REQUEST {
+            return Err(Error::TooLarge {
+                locale: target,
+                reason: format!(
+                    "{total}-byte request exceeds the {MAX_REQUEST}-byte maximum (internal error: \
+                     payloads above {INLINE_MAX} bytes must go by GET)"
+                ),
+            });
+        }
+        let buf = self.sendbufs.get(&self.comm)?;
+        // SAFETY: buf is a pool buffer of at least MAX_REQUEST heap bytes that
+        // only this call uses until it is returned below.
+        let out = unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, total) };
+        h.encode(&mut out[..HEADER]);
+        out[HEADER..].copy_from_slice(payload);
+        let r = self.comm.send(target, out);
+        self.sendbufs.put(buf);
+        r?;
+        self.counters.sent.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Sends a request; if blocking, waits for the reply and returns it.
+    fn call(&self, target: Locale, mut h: Header, payload: &[u8]) -> Result<Vec<u8>> {
+        if !h.blocking() {
+            h.slot = 0;
+            self.send_msg(target, &h, payload)?;
+            return Ok(Vec::new());
+        }
+        let slot = self.slots.get(&self.comm)?;
+        // SAFETY: slot is an 8-aligned heap word owned by this request.
+        let done = unsafe { AtomicU64::from_ptr(slot as *mut u64) };
+        done.store(0, Ordering::Release);
+        h.slot = slot;
+        if let Err(e) = self.send_msg(target, &h, payload) {
+            self.slots.put(slot);
+            return Err(e);
+        }
+        let w = self.wait_word(done);
+        let r = self.take_reply(target, slot, w);
+        self.slots.put(slot);
+        r
+    }
+
+    /// Reads a reply out of a done slot (or fetches a large one).
+    fn take_reply(&self, target: Locale, slot: u64, w: u64) -> Result<Vec<u8>> {
+        let (len, large, error) = wire::parse_done(w);
+        let bytes = if large {
+            let mut a = [0u8; 8];
+            // SAFETY: the slot's reply area holds the target's 8-byte address,
+            // written before the done word (made visible in between).
+            unsafe { std::ptr::copy_nonoverlapping((slot + 8) as *const u8, a.as_mut_ptr(), 8) };
+            let addr = u64::from_le_bytes(a);
+            let mut v = vec![0u8; len];
+            let got = self.comm.get(&mut v, GlobalAddr::new(target, addr));
+            let mut fh = Header::new(Op::Free, 0, self.here, 0);
+            fh.a = addr;
+            let freed = self.send_msg(target, &fh, &[]);
+            got?;
+            freed?;
+            v
+        } else {
+            if len > wire::SLOT_INLINE {
+                return Err(Error::Remote {
+                    locale: target,
+                    msg: format!("garbled done word {w:#x}"),
+                });
+            }
+            let mut v = vec![0u8; len];
+            // SAFETY: len <= SLOT_INLINE bytes of the slot's reply area, written
+            // before the done word.
+            unsafe { std::ptr::copy_nonoverlapping((slot + 8) as *const u8, v.as_mut_ptr(), len) };
+            v
+        };
+        if error {
+            return Err(Error::Remote {
+                locale: target,
+                msg: String::from_utf8_lossy(&bytes).into_owned(),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Waits until `w` is nonzero. Progress continues meanwhile (the poller
+    /// polls); an executor thread runs other queued bodies, a handler thread
+    /// other handler work, so nested and recursive on-statements complete.
+    pub(crate) fn wait_word(&self, w: &AtomicU64) -> u64 {
+        let on_handler = IS_HANDLER.with(|h| h.get());
+        let mut idle = 0u32;
+        loop {
+            let v = w.load(Ordering::Acquire);
+            if v != 0 {
+                return v;
+            }
+            let helped = if on_handler {
+                match self.hq.pop() {
+                    Some(work) => {
+                        self.handle(work);
+                        true
+                    }
+                    None => false,
+                }
+            } else {
+                self.spawner.help()
+            };
+            if helped {
+                idle = 0;
+                continue;
+            }
+            idle += 1;
+            if idle < 32 {
+                std::hint::spin_loop();
+            } else if !self.block_wait || idle < 256 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    }
+
+    fn exec(&self, locale: Locale, id: FnId, args: &[u8], flags: u8) -> Result<Vec<u8>> {
+        self.check_target(locale)?;
+        let entry = self.entry(id)?;
+        if locale == self.here {
+            if flags & FLAG_BLOCKING != 0 {
+                return self
+                    .run_body(&entry, self.here, args)
+                    .map_err(|msg| Error::Remote { locale, msg });
+            }
+            let am = self.arc();
+            let args = args.to_vec();
+            self.spawner.spawn(Box::new(move || {
+                let r = am.run_body(&entry, am.here, &args);
+                am.finish_nb(am.here, &entry.name, r);
+            }));
+            return Ok(Vec::new());
+        }
+        // MCM: the on-statement is a boundary: the body must see our stores.
+        self.comm.force_visible()?;
+        if args.len() <= INLINE_MAX {
+            let mut h = Header::new(Op::ExecOn, flags, self.here, 0);
+            h.a = id.0;
+            h.len = args.len() as u32;
+            return self.call(locale, h, args);
+        }
+        // Large arguments: the target GETs them from our heap.
+        let buf = self
+            .comm
+            .alloc(args.len(), 64)
+            .map_err(|e| Error::TooLarge {
+                locale,
+                reason: format!(
+                    "{} argument bytes do not fit in the registered heap: {e}",
+                    args.len()
+                ),
+            })?;
+        // SAFETY: a fresh heap allocation of args.len() bytes.
+        unsafe { std::ptr::copy_nonoverlapping(args.as_ptr(), buf.addr as *mut u8, args.len()) };
+        let mut h = Header::new(Op::ExecOnLarge, flags, self.here, 0);
+        h.a = id.0;
+        h.b = buf.addr;
+        h.len = u32::try_from(args.len()).map_err(|_| Error::TooLarge {
+            locale,
+            reason: format!("{} argument bytes exceed the 4 GiB limit", args.len()),
+        })?;
+        let r = self.call(locale, h, &[]);
+        if flags & FLAG_BLOCKING != 0 || r.is_err() {
+            // Blocking: the target fetched them before replying. Non-blocking:
+            // the target sends Free once it has fetched them.
+            self.comm.free(buf)?;
+        }
+        r
+    }
+
+    /// Runs body `id` on `locale` with `args` and waits for it (a blocking
+    /// on-statement); returns the body's reply bytes. The body runs on an
+    /// executor thread there and may itself do remote operations.
+    pub fn execute_on(&self, locale: Locale, id: FnId, args: &[u8]) -> Result<Vec<u8>> {
+        self.exec(locale, id, args, FLAG_BLOCKING)
+    }
+
+    /// Starts body `id` on `locale` and returns at once (fire and forget).
+    /// A failure of the body there takes the job down.
+    pub fn execute_on_nb(&self, locale: Locale, id: FnId, args: &[u8]) -> Result<()> {
+        self.exec(locale, id, args, 0).map(|_| ())
+    }
+
+    /// Blocking on-statement whose body runs in the target's handler thread:
+    /// for short bodies that do not block (no remote operations).
+    pub fn execute_on_fast(&self, locale: Locale, id: FnId, args: &[u8]) -> Result<Vec<u8>> {
+        self.exec(locale, id, args, FLAG_BLOCKING | FLAG_FAST)
+    }
+
+    /// Non-blocking fast AM: the body runs in the target's handler thread, in
+    /// the order this locale sent them (with one handler thread).
+    pub fn execute_on_fast_nb(&self, locale: Locale, id: FnId, args: &[u8]) -> Result<()> {
+        self.exec(locale, id, args, FLAG_FAST).map(|_| ())
+    }
+
+    /// Blocking no-op: returns once `locale`'s handler has seen the request
+    /// and everything this locale sent before it (liveness, and proof that
+    /// earlier native atomics reached the target).
+    pub fn nop(&self, locale: Locale) -> Result<()> {
+        self.check_target(locale)?;
+        // Through the network even to this locale: it proves that our own
+        // poller has processed what was sent to us before (native atomics
+        // included).
+        self.call(
+            locale,
+            Header::new(Op::Nop, FLAG_BLOCKING, self.here, 0),
+            &[],
+        )
+        .map(|_| ())
+    }
+
+    /// A remote atomic: native through comm-ofi where the provider has it,
+    /// through an AM otherwise, and always through an AM with
+    /// `PGAS_AMO_VIA_AM=1`. Same contract as `Comm::amo`.
+    pub fn amo(
+        &self,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+        compare: u64,
+        fetch: bool,
+    ) -> Result<u64> {
+        if self.cfg.amo_via_am || !self.comm.amo_is_native(ty, op, fetch) {
+            self.amo_via_am(target, ty, op, operand, compare, fetch)
+        } else {
+            Ok(self.comm.amo(target, ty, op, operand, compare, fetch)?)
+        }
+    }
+
+    /// A remote atomic carried out by the target's handler with CPU atomics.
+    pub fn amo_via_am(
+        &self,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+        compare: u64,
+        fetch: bool,
+    ) -> Result<u64> {
+        self.check_target(target.locale)?;
+        if !cpu_amo::valid(ty, op) {
+            return Err(Error::Unsupported(format!(
+                "{op:?} is not defined on {ty:?}"
+            )));
+        }
+        if target.addr % ty.size() as u64 != 0 {
+            return Err(Error::Comm(comm_ofi::Error::Misaligned {
+                locale: target.locale,
+                addr: target.addr,
+                align: ty.size(),
+                what: "remote atomic",
+            }));
+        }
+        if target.locale == self.here {
+            return self
+                .local_amo(target.addr, ty, op, operand, compare, fetch)
+                .map_err(|msg| Error::Remote {
+                    locale: self.here,
+                    msg,
+                });
+        }
+        // MCM: an AMO is a boundary (a writing one must follow our stores).
+        self.comm.force_visible()?;
+        let mut h = Header::new(Op::Amo, FLAG_BLOCKING, self.here, 0);
+        h.a = target.addr;
+        h.b = operand;
+        h.d = compare;
+        h.c = cpu_amo::type_code(ty) | cpu_amo::op_code(op) << 8 | (fetch as u32) << 16;
+        let r = self.call(target.locale, h, &[])?;
+        if r.is_empty() {
+            return Ok(0);
+        }
+        let mut w = [0u8; 8];
+        let k = r.len().min(8);
+        w[..k].copy_from_slice(&r[..k]);
+        Ok(u64::from_le_bytes(w))
+    }
+
+    fn local_amo(
+        &self,
+        addr: u64,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+        compare: u64,
+        fetch: bool,
+    ) -> std::result::Result<u64, String> {
+        if !self.comm.heap().contains(addr, ty.size()) {
+            return Err(format!(
+                "atomic target {addr:#x} (+{}) is outside the registered heap of locale {}",
+                ty.size(),
+                self.here
+            ));
+        }
+        self.counters.amos.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: inside our heap and aligned (checked by apply); heap words
+        // targeted by atomics are only accessed atomically (the API contract).
+        unsafe { cpu_amo::apply(addr, ty, op, operand, compare, fetch) }
+    }
+
+    /// GET from memory of `locale` that is not registered there: the target
+    /// reads it and PUTs it back. The range is checked there (an unmapped
+    /// address is an error reply, not a crash).
+    ///
+    /// # Safety
+    /// `addr..addr+dst.len()` on `locale` must not be written concurrently in
+    /// a way the program's memory model forbids (a data race there).
+    pub unsafe fn get_unregistered(&self, dst: &mut [u8], locale: Locale, addr: u64) -> Result<()> {
+        self.check_target(locale)?;
+        if dst.is_empty() {
+            return Ok(());
+        }
+        if locale == self.here {
+            let v = crate::rawmem::read(addr, dst.len())
+                .map_err(|msg| Error::Remote { locale, msg })?;
+            dst.copy_from_slice(&v);
+            return Ok(());
+        }
+        self.comm.force_visible()?;
+        let buf = self.comm.alloc(dst.len(), 64)?;
+        let mut h = Header::new(Op::Get, FLAG_BLOCKING, self.here, 0);
+        h.a = addr;
+        h.b = buf.addr;
+        h.len = dst.len() as u32;
+        let r = self.call(locale, h, &[]);
+        if r.is_ok() {
+            // SAFETY: buf holds dst.len() bytes, written by the target before its done.
+            unsafe {
+                std::ptr::copy_nonoverlapping(buf.addr as *const u8, dst.as_mut_ptr(), dst.len())
+            };
+        }
+        self.comm.free(buf)?;
+        r.map(|_| ())
+    }
+
+    /// PUT to memory of `locale` that is not registered there: inline up to
+    /// [`Am::inline_limit`] bytes, else the target GETs the data from our heap.
+    ///
+    /// # Safety
+    /// Writing `addr..addr+src.len()` on `locale` must be what that program
+    /// expects (it is its memory, not the heap); an unmapped or read-only
+    /// range is an error reply.
+    pub unsafe fn put_unregistered(&self, locale: Locale, addr: u64, src: &[u8]) -> Result<()> {
+        self.check_target(locale)?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        if locale == self.here {
+            return crate::rawmem::write(addr, src).map_err(|msg| Error::Remote { locale, msg });
+        }
+        self.comm.force_visible()?;
+        let mut h = Header::new(Op::Put, FLAG_BLOCKING, self.here, 0);
+        h.a = addr;
+        h.len = u32::try_from(src.len()).map_err(|_| Error::TooLarge {
+            locale,
+            reason: format!("{}-byte PUT exceeds the 4 GiB limit", src.len()),
+        })?;
+        if src.len() <= INLINE_MAX {
+            return self.call(locale, h, src).map(|_| ());
+        }
+        let buf = self.comm.alloc(src.len(), 64)?;
+        // SAFETY: fresh heap allocation of src.len() bytes.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), buf.addr as *mut u8, src.len()) };
+        h.b = buf.addr;
+        let r = self.call(locale, h, &[]);
+        self.comm.free(buf)?;
+        r.map(|_| ())
+    }
+
+    // --------------------------------------------------------------- target
+
+    /// Runs a body, catching a panic as an error message.
+    pub(crate) fn run_body(
+        &self,
+        entry: &Entry,
+        caller: Locale,
+        args: &[u8],
+    ) -> std::result::Result<Vec<u8>, String> {
+        let ctx = Ctx { am: self, caller };
+        let r = std::panic::catch_unwind(AssertUnwindSafe(|| (entry.body)(&ctx, args)));
+        self.counters.executed.fetch_add(1, Ordering::Relaxed);
+        r.map_err(|p| {
+            format!(
+                "body {:?} panicked on locale {}: {}",
+                entry.name,
+                self.here,
+                crate::panic_text(&*p)
+            )
+        })
+    }
+
+    /// End of a non-blocking body: its stores become visible (task end); a
+    /// failure takes the job down (nobody waits to be told).
+    fn finish_nb(&self, caller: Locale, name: &str, r: std::result::Result<Vec<u8>, String>) {
+        if let Err(msg) = r {
+            self.abort(&format!(
+                "non-blocking active message {name:?} from locale {caller} failed: {msg}"
+            ));
+        }
+        if let Err(e) = self.comm.force_visible() {
+            tracing::error!("after a non-blocking body: {e}");
+        }
+    }
+
+    /// Takes the job down with `msg` (through the launcher).
+    pub(crate) fn abort(&self, msg: &str) -> ! {
+        tracing::error!("{msg}");
+        self.comm
+            .oob()
+            .abort(&format!("locale {}: {msg}", self.here))
+    }
+
+    /// Sends the reply of a blocking request: the result into the
+    /// initiator's slot, then (after our stores are forced visible) the
+    /// done word. Non-blocking: only the task-end visibility.
+    pub(crate) fn reply(&self, h: &Header, name: &str, r: std::result::Result<Vec<u8>, String>) {
+        if !h.blocking() {
+            return self.finish_nb(h.src, name, r);
+        }
+        let (bytes, error) = match r {
+            Ok(b) => (b, false),
+            Err(m) => (m.into_bytes(), true),
+        };
+        let large = bytes.len() > wire::SLOT_INLINE;
+        let sent = (|| -> Result<()> {
+            // A large reply waits in our heap until the initiator fetched it
+            // and sent Free.
+            let large_at = if large {
+                let buf = self.comm.alloc(bytes.len(), 64)?;
+                // SAFETY: fresh heap allocation of bytes.len() bytes.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.addr as *mut u8, bytes.len())
+                };
+                buf.addr
+            } else {
+                0
+            };
+            // MCM: everything the body stored is visible before the 'done'.
+            if self.cfg.done == DoneMode::Msg {
+                self.comm.force_visible()?;
+                let mut rh = Header::new(Op::Reply, 0, self.here, h.slot);
+                rh.len = bytes.len() as u32;
+                rh.c = (wire::done_word(0, large, error) & 0xff) as u32;
+                rh.a = large_at;
+                let inline: &[u8] = if large { &[] } else { &bytes };
+                return self.send_msg(h.src, &rh, inline);
+            }
+            let slot = GlobalAddr::new(h.src, h.slot);
+            if large {
+                self.comm.put(slot.offset(8), &large_at.to_le_bytes())?;
+            } else if !bytes.is_empty() {
+                self.comm.put(slot.offset(8), &bytes)?;
+            }
+            self.comm.force_visible()?;
+            let w = wire::done_word(bytes.len(), large, error);
+            self.comm.put(slot, &w.to_le_bytes())?;
+            Ok(())
+        })();
+        if let Err(e) = sent {
+            self.abort(&format!(
+                "cannot deliver the reply of {name:?} to locale {} (its done slot {:#x}): {e}",
+                h.src, h.slot
+            ));
+        }
+    }
+
+    /// Initiator side of a Reply message (poller): fill the slot, then set
+    /// its done word.
+    fn on_reply(&self, h: &Header, payload: &[u8]) {
+        let large = h.c as u64 & wire::DONE_LARGE != 0;
+        let error = h.c as u64 & wire::DONE_ERROR != 0;
+        let len = h.len as usize;
+        let ok = self.comm.heap().contains(h.slot, wire::SLOT_SIZE)
+            && h.slot % 8 == 0
+            && (large || len <= wire::SLOT_INLINE);
+        if !ok {
+            self.abort(&format!(
+                "reply from locale {} names done slot {:#x} (+{len} bytes), which is not one of ours",
+                h.src, h.slot
+            ));
+        }
+        if large {
+            // SAFETY: the slot is a live 8-aligned heap slot of a request that
+            // waits for this reply; nobody else writes it.
+            unsafe { std::ptr::write_unaligned((h.slot + 8) as *mut u64, h.a.to_le()) };
+        } else {
+            // SAFETY: as above; len <= SLOT_INLINE.
+            unsafe {
+                std::ptr::copy_nonoverlapping(payload.as_ptr(), (h.slot + 8) as *mut u8, len)
+            };
+        }
+        // SAFETY: 8-aligned heap word (checked above).
+        let done = unsafe { AtomicU64::from_ptr(h.slot as *mut u64) };
+        done.store(wire::done_word(len, large, error), Ordering::Release);
+    }
+
+    /// Target side of ExecOnLarge: fetch the arguments, let the initiator
+    /// free them (non-blocking), run the body.
+    pub(crate) fn run_large(&self, h: &Header, entry: &Entry) {
+        let mut args = vec![0u8; h.len as usize];
+        if let Err(e) = self.comm.get(&mut args, GlobalAddr::new(h.src, h.b)) {
+            return self.reply(
+                h,
+                &entry.name,
+                Err(format!(
+                    "cannot fetch {} argument bytes from locale {}: {e}",
+                    h.len, h.src
+                )),
+            );
+        }
+        if !h.blocking() {
+            let mut fh = Header::new(Op::Free, 0, self.here, 0);
+            fh.a = h.b;
+            if let Err(e) = self.send_msg(h.src, &fh, &[]) {
+                tracing::warn!("cannot ask locale {} to free {:#x}: {e}", h.src, h.b);
+            }
+        }
+        let r = self.run_body(entry, h.src, &args);
+        self.reply(h, &entry.name, r);
+    }
+
+    /// Target side of the AM-mediated GET / PUT on unregistered memory.
+    pub(crate) fn run_rma(&self, h: &Header, payload: &[u8]) {
+        let r = match h.op {
+            Op::Get => crate::rawmem::read(h.a, h.len as usize).and_then(|v| {
+                self.comm.put(GlobalAddr::new(h.src, h.b), &v).map_err(|e| {
+                    format!("cannot PUT {} bytes back to locale {}: {e}", v.len(), h.src)
+                })
+            }),
+            _ if h.b == 0 => crate::rawmem::write(h.a, payload),
+            _ => {
+                let mut v = vec![0u8; h.len as usize];
+                self.comm
+                    .get(&mut v, GlobalAddr::new(h.src, h.b))
+                    .map_err(|e| {
+                        format!("cannot fetch {} bytes from locale {}: {e}", v.len(), h.src)
+                    })
+                    .and_then(|()| crate::rawmem::write(h.a, &v))
+            }
+        };
+        self.reply(h, "AM-mediated RMA", r.map(|()| Vec::new()));
+    }
+
+    /// Handler-thread work: fast bodies, atomics, no-ops.
+    pub(crate) fn handle(&self, w: Work) {
+        let h = w.h;
+        match h.op {
+            Op::ExecOn | Op::ExecOnLarge => {
+                let Some(entry) = self.registry.get(h.a) else {
+                    self.unknown(&h);
+                };
+                if h.op == Op::ExecOnLarge {
+                    return self.run_large(&h, &entry);
+                }
+                let r = self.run_body(&entry, h.src, &w.payload);
+                self.reply(&h, &entry.name, r);
+            }
+            Op::Amo => {
+                let r = match (
+                    cpu_amo::type_from(h.c & 0xff),
+                    cpu_amo::op_from((h.c >> 8) & 0xff),
+                ) {
+                    (Some(ty), Some(op)) => self
+                        .local_amo(h.a, ty, op, h.b, h.d, (h.c >> 16) & 1 != 0)
+                        .map(|v| {
+                            if cpu_amo::fetches(op, (h.c >> 16) & 1 != 0) {
+                                v.to_le_bytes()[..ty.size()].to_vec()
+                            } else {
+                                Vec::new()
+                            }
+                        }),
+                    _ => Err(format!("unknown atomic code {:#x}", h.c)),
+                };
+                self.reply(&h, "AMO", r);
+            }
+            Op::Nop => self.reply(&h, "no-op", Ok(Vec::new())),
+            other => tracing::error!("{other:?} queued for the handler thread (internal error)"),
+        }
+    }
+
+    pub(crate) fn unknown(&self, h: &Header) -> ! {
+        self.abort(&format!(
+            "received an active message for body id {:#x} from locale {}, but no body is \
+             registered under that id here (every locale must register every body before any \
+             locale sends it)",
+            h.a, h.src
+        ))
+    }
+
+    /// Routes one received request (called by the poller; never blocks on
+    /// the network).
+    pub(crate) fn dispatch(&self, msg: &[u8]) {
+        let (h, payload) = match Header::decode(msg) {
+            Ok(x) => x,
+            Err(e) => self.abort(&e.to_string()),
+        };
+        self.counters.received.fetch_add(1, Ordering::Relaxed);
+        match h.op {
+            Op::ExecOn | Op::ExecOnLarge => {
+                let Some(entry) = self.registry.get(h.a) else {
+                    self.unknown(&h);
+                };
+                if h.fast() {
+                    self.push_handler(Work {
+                        h,
+                        payload: payload.to_vec(),
+                    });
+                } else {
+                    let am = self.arc();
+                    let payload = payload.to_vec();
+                    let job: Job = if h.op == Op::ExecOn {
+                        Box::new(move || {
+                            let r = am.run_body(&entry, h.src, &payload);
+                            am.reply(&h, &entry.name, r);
+                        })
+                    } else {
+                        Box::new(move || am.run_large(&h, &entry))
+                    };
+                    self.spawner.spawn(job);
+                }
+            }
+            Op::Get | Op::Put => {
+                let am = self.arc();
+                let payload = payload.to_vec();
+                self.spawner
+                    .spawn(Box::new(move || am.run_rma(&h, &payload)));
+            }
+            Op::Amo | Op::Nop => self.push_handler(Work {
+                h,
+                payload: Vec::new(),
+            }),
+            Op::Free => {
+                if let Err(e) = self.comm.free(GlobalAddr::new(self.here, h.a)) {
+                    tracing::error!("Free from locale {}: {e}", h.src);
+                }
+            }
+            Op::Shutdown => {
+                self.shutdowns.fetch_add(1, Ordering::AcqRel);
+            }
+            Op::Reply => self.on_reply(&h, payload),
+        }
+    }
+
+    pub(crate) fn push_handler(&self, w: Work) {
+        self.hq.push(w);
+        let t = self.hq_idle.lock().pop();
+        if let Some(t) = t {
+            t.unpark();
+        }
+    }
+
+    // ------------------------------------------------------------- shutdown
+
+    /// Collective, orderly end of the AM layer and then of the comm layer:
+    /// tells every peer this locale sends nothing more, waits until every
+    /// peer said the same (so every AM sent to us has arrived), runs what is
+    /// still queued, stops executors and handlers, finalizes comm (barrier)
+    /// while still polling, then stops polling. Idempotent.
+    ///
+    /// No AM may be started once a locale has entered finalize, except by
+    /// bodies that are still running, whose requests are delivered and run.
+    pub fn finalize(&self) -> Result<()> {
+        if self.finalized.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        for t in (0..self.n).filter(|t| *t != self.here) {
+            self.send_msg(t, &Header::new(Op::Shutdown, 0, self.here, 0), &[])?;
+        }
+        let mut idle = 0u32;
+        while self.shutdowns.load(Ordering::Acquire) < self.n - 1
+            || !self.hq.is_empty()
+            || !self.spawner.idle()
+        {
+            idle += 1;
+            if idle < 256 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        }
+        self.comm.force_visible()?;
+        self.comm.oob().barrier().map_err(comm_ofi::Error::from)?;
+        // Everybody has drained: stop the threads that run bodies.
+        self.spawner.shutdown();
+        self.stop_handlers.store(true, Ordering::Release);
+        for t in self.hq_idle.lock().drain(..) {
+            t.unpark();
+        }
+        let hs: Vec<_> = self.handlers.lock().drain(..).collect();
+        for h in hs {
+            let _ = h.join();
+        }
+        // Barrier of comm while peers' last RMA against us still progresses.
+        let r = self.comm.finalize();
+        self.stop_poll.store(true, Ordering::Release);
+        if let Some(p) = self.poller.lock().take() {
+            let _ = p.join();
+        }
+        tracing::debug!(locale = self.here, stats = ?self.stats(), "AM layer finalized");
+        Ok(r?)
+    }
+}

@@ -1,0 +1,222 @@
+//! The AM layer's knobs, read once from the environment at start-up.
+//!
+//! Exists so that every knob is parsed in one place, and a bad value is an
+//! error naming the variable, the value and what would be accepted, before
+//! any thread starts or any buffer is posted.
+
+use crate::error::{Error, Result};
+use crate::wire::MAX_REQUEST;
+
+/// Default total landing-zone size (two halves of half this size).
+pub const DEFAULT_LZ_SIZE: usize = 16 << 20;
+/// Smallest landing zone accepted: each half must hold many of the largest
+/// requests (the provider retires a half when less than
+/// `FI_OPT_MIN_MULTI_RECV` is left, and that minimum is capped at 10 %).
+pub const MIN_LZ_SIZE: usize = 64 << 10;
+/// Default number of executor threads (bodies that are not "fast").
+pub const DEFAULT_EXECUTORS: usize = 2;
+/// Upper bound for thread-count knobs.
+pub const MAX_THREADS: usize = 64;
+
+/// How a target delivers the 'done' of a blocking request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DoneMode {
+    /// RMA: PUT the reply into the initiator's slot, force it visible, PUT
+    /// the done word (the original's way).
+    Put,
+    /// A Reply message to the initiator, whose poller writes reply and done
+    /// word into the slot (one message instead of GET + PUT(s); default).
+    Msg,
+}
+
+/// Every knob of the AM layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AmConfig {
+    /// `PGAS_AM_LZ_SIZE`: total landing-zone bytes (two halves).
+    pub lz_size: usize,
+    /// `PGAS_AM_HANDLERS`: handler threads (fast bodies, AMOs, no-ops).
+    pub handlers: usize,
+    /// `PGAS_AM_HANDLER_CORE`: pin the poller and handler threads to this core.
+    pub handler_core: Option<usize>,
+    /// `PGAS_AM_EXECUTORS`: executor threads (other bodies, AM-mediated RMA).
+    pub executors: usize,
+    /// `PGAS_AMO_VIA_AM`: send every atomic of [`crate::Am::amo`] through an AM,
+    /// even where the provider has it natively (testing).
+    pub amo_via_am: bool,
+    /// `PGAS_AM_DONE`: `msg` (default) or `put`.
+    pub done: DoneMode,
+}
+
+impl Default for AmConfig {
+    fn default() -> Self {
+        AmConfig {
+            lz_size: DEFAULT_LZ_SIZE,
+            handlers: 1,
+            handler_core: None,
+            executors: DEFAULT_EXECUTORS,
+            amo_via_am: false,
+            done: DoneMode::Msg,
+        }
+    }
+}
+
+fn env_err(var: &'static str, value: &str, reason: impl Into<String>) -> Error {
+    Error::Env {
+        var,
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+fn parse_count(var: &'static str, v: &str, min: usize) -> Result<usize> {
+    match v.trim().parse::<usize>() {
+        Ok(n) if (min..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(env_err(
+            var,
+            v,
+            format!("expected a whole number from {min} to {MAX_THREADS}"),
+        )),
+    }
+}
+
+fn parse_bool(var: &'static str, v: &str) -> Result<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(env_err(
+            var,
+            v,
+            "expected 1/0, true/false, yes/no or on/off",
+        )),
+    }
+}
+
+impl AmConfig {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<AmConfig> {
+        AmConfig::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the knobs through `lookup` (tests pass a map).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<AmConfig> {
+        let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        let mut cfg = AmConfig::default();
+        if let Some(v) = get("PGAS_AM_LZ_SIZE") {
+            let s = comm_ofi::env::parse_size("PGAS_AM_LZ_SIZE", &v).map_err(|e| match e {
+                comm_ofi::Error::Env { reason, .. } => env_err("PGAS_AM_LZ_SIZE", &v, reason),
+                other => env_err("PGAS_AM_LZ_SIZE", &v, other.to_string()),
+            })?;
+            if s < MIN_LZ_SIZE {
+                return Err(env_err(
+                    "PGAS_AM_LZ_SIZE",
+                    &v,
+                    format!(
+                        "the landing zone must be at least {}K (two halves, each holding many \
+                         {MAX_REQUEST}-byte requests)",
+                        MIN_LZ_SIZE >> 10
+                    ),
+                ));
+            }
+            cfg.lz_size = s;
+        }
+        if let Some(v) = get("PGAS_AM_HANDLERS") {
+            cfg.handlers = parse_count("PGAS_AM_HANDLERS", &v, 1)?;
+        }
+        if let Some(v) = get("PGAS_AM_EXECUTORS") {
+            cfg.executors = parse_count("PGAS_AM_EXECUTORS", &v, 1)?;
+        }
+        if let Some(v) = get("PGAS_AM_HANDLER_CORE") {
+            let core = v.trim().parse::<usize>().map_err(|_| {
+                env_err(
+                    "PGAS_AM_HANDLER_CORE",
+                    &v,
+                    "expected a core number (0, 1, ...)",
+                )
+            })?;
+            cfg.handler_core = Some(core);
+        }
+        if let Some(v) = get("PGAS_AMO_VIA_AM") {
+            cfg.amo_via_am = parse_bool("PGAS_AMO_VIA_AM", &v)?;
+        }
+        if let Some(v) = get("PGAS_AM_DONE") {
+            cfg.done = match v.trim().to_ascii_lowercase().as_str() {
+                "msg" | "message" => DoneMode::Msg,
+                "put" | "rma" => DoneMode::Put,
+                _ => return Err(env_err("PGAS_AM_DONE", &v, "expected msg or put")),
+            };
+        }
+        Ok(cfg)
+    }
+
+    /// Bytes of one landing-zone half (8-byte multiple).
+    pub fn lz_half(&self) -> usize {
+        (self.lz_size / 2) & !63
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn cfg(pairs: &[(&str, &str)]) -> Result<AmConfig> {
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        AmConfig::from_lookup(|n| m.get(n).cloned())
+    }
+
+    #[test]
+    fn defaults() {
+        assert_eq!(cfg(&[]).unwrap(), AmConfig::default());
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(
+            cfg(&[("PGAS_AM_LZ_SIZE", "16M")]).unwrap().lz_size,
+            16 << 20
+        );
+        assert_eq!(cfg(&[("PGAS_AM_LZ_SIZE", "1G")]).unwrap().lz_size, 1 << 30);
+        assert_eq!(
+            cfg(&[("PGAS_AM_LZ_SIZE", "1048576")]).unwrap().lz_size,
+            1 << 20
+        );
+    }
+
+    #[test]
+    fn bad_values_name_variable_and_value() {
+        for (var, val) in [
+            ("PGAS_AM_LZ_SIZE", "12Q"),
+            ("PGAS_AM_LZ_SIZE", "1K"),
+            ("PGAS_AM_LZ_SIZE", "32K"),
+            ("PGAS_AM_LZ_SIZE", "lots"),
+            ("PGAS_AM_HANDLERS", "0"),
+            ("PGAS_AM_HANDLERS", "many"),
+            ("PGAS_AM_EXECUTORS", "1000"),
+            ("PGAS_AM_HANDLER_CORE", "-1"),
+            ("PGAS_AMO_VIA_AM", "maybe"),
+            ("PGAS_AM_DONE", "smoke-signal"),
+        ] {
+            let e = cfg(&[(var, val)]).unwrap_err().to_string();
+            assert!(e.contains(var), "{e}");
+            assert!(e.contains(&format!("{val:?}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn switches() {
+        let c = cfg(&[
+            ("PGAS_AMO_VIA_AM", "1"),
+            ("PGAS_AM_HANDLERS", "2"),
+            ("PGAS_AM_EXECUTORS", "3"),
+            ("PGAS_AM_HANDLER_CORE", "1"),
+            ("PGAS_AM_DONE", "put"),
+        ])
+        .unwrap();
+        assert_eq!(c.done, DoneMode::Put);
+        assert!(c.amo_via_am);
+        assert_eq!((c.handlers, c.executors, c.handler_core), (2, 3, Some(1)));
+    }
+}

@@ -1,0 +1,332 @@
+//! The threads that receive AMs: one poller per locale and the handler
+//! thread(s), plus the start-up that posts the landing zones.
+//!
+//! Exists to split the two jobs the original's single AM handler does,
+//! because here they cannot share a thread without deadlock:
+//!
+//! * the **poller** is the only thread that calls `Comm::poll_rx`. It parses
+//!   each request out of the landing zone, copies it and routes it (handler
+//!   queue, executor, or done on the spot for Free / Shutdown), and reposts a
+//!   landing-zone half when the provider retires it. It never waits for the
+//!   network: on providers with manual progress (shm, tcp;ofi_rxm,
+//!   udp;ofi_rxd) RMA that targets this locale only advances while somebody
+//!   polls, and the initiator of that RMA may be the peer whose reply we
+//!   would be waiting for.
+//! * the **handler threads** (`PGAS_AM_HANDLERS`, default 1) run fast bodies,
+//!   atomics and no-ops and send their replies, which are blocking sends or
+//!   PUTs through comm-ofi's shared transmit context. Only one thread can poll the
+//!   receive CQ safely (the landing zones are reposted by it, in order), so
+//!   more than one handler means more threads consuming the handler queue,
+//!   not more pollers; with more than one, fast AMs of one sender no longer
+//!   run in send order.
+//!
+//! Both spin with `yield_now` when idle (the poller keeps spinning, and sleeps
+//! 20 us between polls after a long idle stretch; handler threads park after
+//! a while and are woken by the poller). On providers whose CQ waits block
+//! (`sockets`), the poller blocks in `poll_rx` with a 50 ms timeout instead
+//! of spinning. Non-fast bodies go to the [`Spawner`] (executor threads).
+
+use crate::am::{Am, IS_HANDLER};
+use crate::config::AmConfig;
+use crate::error::{Error, Result};
+use crate::executor::{Executor, Spawner};
+use crate::registry::Registry;
+use crate::wire::MAX_REQUEST;
+use comm_ofi::ofi::{CqEntry, WaitMode};
+use comm_ofi::Comm;
+use libfabric_sys as sys;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How [`crate::start_with`] is set up.
+#[derive(Default)]
+pub struct Options {
+    /// Knobs; `None` reads the environment ([`AmConfig::from_env`]).
+    pub config: Option<AmConfig>,
+    /// Where non-fast bodies run; `None` starts the built-in [`Executor`].
+    pub spawner: Option<Arc<dyn Spawner>>,
+    /// Bodies registered before any request can arrive.
+    pub registry: Registry,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("config", &self.config)
+            .field("spawner", &self.spawner.is_some())
+            .field("registry", &self.registry)
+            .finish()
+    }
+}
+
+/// Poll timeout on blocking CQs (bounds how long finalize waits for the poller).
+const BLOCK_POLL_MS: i32 = 50;
+/// How long a landing-zone half may stay unposted before the job is taken
+/// down (instead of hanging every sender).
+const REPOST_GIVE_UP: Duration = Duration::from_secs(5);
+/// Completions read per `poll_rx` call (comm-ofi's receive CQ size).
+const RX_BATCH: usize = 1024;
+/// Idle rounds (each a `yield_now`) a handler thread spends before it parks.
+const HANDLER_YIELDS: u32 = 2048;
+
+fn pin(core: Option<usize>, what: &str) {
+    if let Some(c) = core {
+        if !core_affinity::set_for_current(core_affinity::CoreId { id: c }) {
+            tracing::warn!("cannot pin the AM {what} thread to core {c}");
+        }
+    }
+}
+
+fn check_core(core: Option<usize>) -> Result<()> {
+    let Some(c) = core else { return Ok(()) };
+    let ids: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    if ids.contains(&c) {
+        Ok(())
+    } else {
+        Err(Error::Env {
+            var: "PGAS_AM_HANDLER_CORE",
+            value: c.to_string(),
+            reason: format!("no such core available to this process; available: {ids:?}"),
+        })
+    }
+}
+
+/// Starts the AM layer on this locale (collective: every locale calls it
+/// after `Comm::init`, before sending any AM). See [`start_with`].
+pub fn start(comm: Arc<Comm>) -> Result<Arc<Am>> {
+    start_with(comm, Options::default())
+}
+
+/// Starts the AM layer: allocates and posts the landing zones, takes over
+/// receive progress from comm-ofi, starts the poller, handler and executor
+/// threads, installs the AMO fallback, and barriers (so no locale sends
+/// before every locale can receive).
+pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
+    let cfg = match opts.config {
+        Some(c) => c,
+        None => AmConfig::from_env()?,
+    };
+    check_core(cfg.handler_core)?;
+    let half = cfg.lz_half();
+    let n = comm.num_locales() as usize;
+    // Every request fits: the provider retires a half once less than this is
+    // left in it (locales x contexts x largest request, as the original,
+    // capped at 10 % of a half and never below one request).
+    let min_multi_recv = (n * MAX_REQUEST).clamp(MAX_REQUEST, half / 10);
+    let lz = comm.alloc(2 * half, 4096).map_err(|e| Error::Env {
+        var: "PGAS_AM_LZ_SIZE",
+        value: cfg.lz_size.to_string(),
+        reason: format!("cannot allocate the landing zone in the registered heap ({e}); lower it or raise PGAS_HEAP_SIZE"),
+    })?;
+    let spawner: Arc<dyn Spawner> = match opts.spawner {
+        Some(s) => s,
+        None => Executor::start(cfg.executors, comm.here())?,
+    };
+    let block_wait = comm.provider().wait == WaitMode::Block;
+    let am = Am::new(
+        comm.clone(),
+        cfg.clone(),
+        opts.registry,
+        spawner,
+        lz.addr,
+        half,
+        block_wait,
+    );
+
+    comm.take_over_progress();
+    comm.set_min_multi_recv(min_multi_recv)?;
+    for i in 0..2 {
+        // SAFETY: each half is a distinct part of a heap allocation that the
+        // Am keeps (never freed) and that nothing else touches; it stays the
+        // provider's until retired.
+        unsafe { comm.post_landing_zone((lz.addr + (i * half) as u64) as *mut u8, half, i + 1)? };
+    }
+    let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
+        std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(f)
+            .map_err(|e| Error::Thread {
+                name,
+                error: e.to_string(),
+            })
+    };
+    let a = am.clone();
+    let core = cfg.handler_core;
+    let poller = spawn(
+        format!("pgas-am-poll-{}", comm.here()),
+        Box::new(move || {
+            pin(core, "poller");
+            poll_loop(&a)
+        }),
+    )?;
+    *am.poller.lock() = Some(poller);
+    for i in 0..cfg.handlers {
+        let a = am.clone();
+        let h = spawn(
+            format!("pgas-am-handler-{}-{i}", comm.here()),
+            Box::new(move || {
+                pin(core, "handler");
+                handler_loop(&a)
+            }),
+        )?;
+        am.handlers.lock().push(h);
+    }
+    comm.set_amo_fallback(Arc::new(crate::am::Fallback(Arc::downgrade(&am))));
+    comm.barrier()?;
+    tracing::debug!(
+        locale = comm.here(),
+        lz_half = half,
+        min_multi_recv,
+        handlers = cfg.handlers,
+        executors = cfg.executors,
+        "AM layer started"
+    );
+    Ok(am)
+}
+
+fn poll_loop(am: &Am) {
+    // As many entries as comm-ofi's receive CQ holds (1024): one read empties
+    // it. shm refuses to post a receive buffer while its receive CQ is full
+    // ("not enough space to post recv", -ENOMEM); reading only a few entries
+    // per call lets a flood of small AMs keep it full, the retired half is
+    // never reposted, the other half retires too, and the unexpected
+    // messages then hold every receive entry for good.
+    let mut buf = vec![CqEntry::default(); RX_BATCH];
+    let timeout = if am.block_wait { BLOCK_POLL_MS } else { 0 };
+    let mut idle = 0u32;
+    // Landing-zone halves retired but not yet reposted (the provider may
+    // refuse a repost for a while: shm answers -ENOMEM while its receive
+    // entries are in use; retried after the next completions, as the
+    // original does for -FI_EAGAIN).
+    let mut pending = [false; 2];
+    let mut deferred_since: Option<std::time::Instant> = None;
+    while !am.stop_poll.load(Ordering::Acquire) {
+        match am.comm.poll_rx(&mut buf, timeout) {
+            Ok(0) => {
+                idle = idle.saturating_add(1);
+                if am.block_wait {
+                    // fall through to the repost below
+                } else if idle > 200_000 {
+                    // Long idle: stop hogging a shared core.
+                    std::thread::sleep(Duration::from_micros(20));
+                } else if idle > 16 {
+                    std::thread::yield_now();
+                }
+            }
+            Ok(k) => {
+                idle = 0;
+                for e in &buf[..k] {
+                    if let Some(i) = on_completion(am, e) {
+                        pending[i] = true;
+                    }
+                }
+            }
+            Err(e) => {
+                if e.error.code == -(libc::ECANCELED as i64) {
+                    continue;
+                }
+                am.abort(&format!(
+                    "receiving active messages failed: {} (a request larger than the landing \
+                     zone's minimum free space is truncated: FI_ETRUNC)",
+                    e.error
+                ));
+            }
+        }
+        for (i, p) in pending.iter_mut().enumerate() {
+            if *p && repost(am, i) {
+                *p = false;
+            }
+        }
+        if pending.iter().any(|p| *p) {
+            let since = *deferred_since.get_or_insert_with(std::time::Instant::now);
+            if since.elapsed() > REPOST_GIVE_UP {
+                am.abort(&format!(
+                    "the provider refused to take back a landing zone half for {}s; senders \
+                     would hang: raise PGAS_AM_LZ_SIZE (now {} bytes)",
+                    REPOST_GIVE_UP.as_secs(),
+                    am.cfg.lz_size
+                ));
+            }
+        } else {
+            deferred_since = None;
+        }
+    }
+}
+
+/// Handles one receive completion; returns the landing-zone half to repost
+/// if the provider retired one.
+fn on_completion(am: &Am, e: &CqEntry) -> Option<usize> {
+    if e.flags & sys::FI_RECV != 0 && e.len > 0 && !e.buf.is_null() {
+        // SAFETY: the provider reports e.len bytes of a received message at
+        // e.buf inside a landing zone that stays ours until we repost it.
+        let msg = unsafe { std::slice::from_raw_parts(e.buf as *const u8, e.len) };
+        am.dispatch(msg);
+    }
+    if e.flags & sys::FI_MULTI_RECV == 0 {
+        return None;
+    }
+    let i = e.op_context as usize;
+    if !(1..=2).contains(&i) {
+        am.abort(&format!("landing zone completion with unknown context {i}"));
+    }
+    Some(i - 1)
+}
+
+/// Reposts landing-zone half `i`; false if the provider asks to retry later.
+fn repost(am: &Am, i: usize) -> bool {
+    let addr = am.lz + (i * am.lz_half) as u64;
+    // SAFETY: the provider retired this half; every message in it has been
+    // copied out by dispatch.
+    match unsafe {
+        am.comm
+            .post_landing_zone(addr as *mut u8, am.lz_half, i + 1)
+    } {
+        Ok(()) => {
+            am.counters.lz_reposts.fetch_add(1, Ordering::Relaxed);
+            true
+        }
+        Err(comm_ofi::Error::Ofi(e))
+            if e.code == -(libc::ENOMEM as i64) || e.code == -(sys::FI_EAGAIN as i64) =>
+        {
+            tracing::debug!("landing zone half {i}: repost deferred: {e}");
+            false
+        }
+        Err(err) => am.abort(&format!("cannot repost landing zone half {}: {err}", i + 1)),
+    }
+}
+
+fn handler_loop(am: &Am) {
+    IS_HANDLER.with(|h| h.set(true));
+    let me = std::thread::current();
+    let mut idle = 0u32;
+    loop {
+        if let Some(w) = am.hq.pop() {
+            idle = 0;
+            am.handle(w);
+            continue;
+        }
+        if am.stop_handlers.load(Ordering::Acquire) {
+            break;
+        }
+        idle += 1;
+        if idle < 64 {
+            std::hint::spin_loop();
+            continue;
+        }
+        if idle < HANDLER_YIELDS && !am.block_wait {
+            std::thread::yield_now();
+            continue;
+        }
+        am.hq_idle.lock().push(me.clone());
+        if am.hq.is_empty() && !am.stop_handlers.load(Ordering::Acquire) {
+            std::thread::park_timeout(Duration::from_millis(20));
+        }
+        am.hq_idle.lock().retain(|t| t.id() != me.id());
+        idle = 0;
+    }
+}

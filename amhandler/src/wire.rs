@@ -1,0 +1,295 @@
+//! The AM wire format: one fixed 48-byte little-endian header, optionally
+//! followed by an inline payload, plus the layout of the initiator's 'done'
+//! slots that targets write replies into.
+//!
+//! Exists so that encoding and decoding live in one place, are tested without
+//! a network, and every received message is checked (magic, op, lengths)
+//! before anything acts on it.
+//!
+//! ```text
+//! off size field
+//!   0   1  op        (Op)
+//!   1   1  flags     (FLAG_FAST | FLAG_BLOCKING)
+//!   2   2  magic     0xA3C7
+//!   4   4  src       initiator locale
+//!   8   8  slot      initiator's done slot (heap address), 0 = no reply
+//!  16   8  a         ExecOn*: body id; Get/Put/Amo: target address; Free: address
+//!  24   8  b         ExecOnLarge / large Put: payload address in the initiator's heap;
+//!                    Get: destination in the initiator's heap; Amo: operand bits
+//!  32   4  len       payload bytes (inline, or at `b` for the large kinds)
+//!  36   4  c         Amo: type index | op index << 8 | fetch << 16
+//!  40   8  d         Amo: compare bits
+//!                    Reply: slot = done slot, c = done flags, len = reply
+//!                    length, a = reply address in the replier's heap if large
+//!  48 len  payload   (inline kinds only)
+//! ```
+
+use crate::error::{Error, Result};
+
+/// Header bytes.
+pub const HEADER: usize = 48;
+/// Largest inline payload; larger arguments travel by GET from the initiator.
+pub const INLINE_MAX: usize = 1024;
+/// Largest request on the wire.
+pub const MAX_REQUEST: usize = HEADER + INLINE_MAX;
+/// Magic number in every header.
+pub const MAGIC: u16 = 0xA3C7;
+
+/// The body runs in the target's handler thread.
+pub const FLAG_FAST: u8 = 1;
+/// The initiator waits: the target replies into `slot`.
+pub const FLAG_BLOCKING: u8 = 2;
+
+/// Inline reply bytes in a slot (a larger reply stays in the target's heap
+/// and the initiator GETs it).
+pub const SLOT_INLINE: usize = INLINE_MAX;
+/// Bytes of one done slot in the initiator's heap: the done word, then the
+/// inline reply area.
+pub const SLOT_SIZE: usize = (8 + SLOT_INLINE).next_multiple_of(128);
+
+/// Done word: nonzero once written; the flags and the reply length.
+pub const DONE_SET: u64 = 1;
+/// Done word flag: the reply is too large for the slot; the slot's reply area
+/// holds its address in the target's heap (initiator GETs it, then sends Free).
+pub const DONE_LARGE: u64 = 2;
+/// Done word flag: the reply is an error message, not a result.
+pub const DONE_ERROR: u64 = 4;
+
+/// Encodes a done word.
+pub fn done_word(len: usize, large: bool, error: bool) -> u64 {
+    DONE_SET
+        | if large { DONE_LARGE } else { 0 }
+        | if error { DONE_ERROR } else { 0 }
+        | ((len as u64) << 8)
+}
+
+/// Decodes a done word into (len, large, error).
+pub fn parse_done(w: u64) -> (usize, bool, bool) {
+    ((w >> 8) as usize, w & DONE_LARGE != 0, w & DONE_ERROR != 0)
+}
+
+/// AM kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Op {
+    /// Execute a body; arguments inline.
+    ExecOn = 1,
+    /// Execute a body; arguments fetched by GET from the initiator.
+    ExecOnLarge = 2,
+    /// RMA GET on memory the target did not register: the target PUTs it back.
+    Get = 3,
+    /// RMA PUT on memory the target did not register: inline, or the target GETs it.
+    Put = 4,
+    /// Atomic on a word of the target, done with CPU atomics there.
+    Amo = 5,
+    /// Free a heap buffer of the target (large payload / large reply fetched).
+    Free = 6,
+    /// Blocking no-op (liveness, visibility of native AMOs).
+    Nop = 7,
+    /// The sender will send nothing more (finalize).
+    Shutdown = 8,
+    /// Reply of a blocking request (`PGAS_AM_DONE=msg`): `slot` names the
+    /// initiator's done slot, `c` the done flags, `len` the reply length,
+    /// `a` the reply's address in the replier's heap if large, else the
+    /// reply follows inline.
+    Reply = 9,
+}
+
+impl Op {
+    fn from_u8(v: u8) -> Option<Op> {
+        Some(match v {
+            1 => Op::ExecOn,
+            2 => Op::ExecOnLarge,
+            3 => Op::Get,
+            4 => Op::Put,
+            5 => Op::Amo,
+            6 => Op::Free,
+            7 => Op::Nop,
+            8 => Op::Shutdown,
+            9 => Op::Reply,
+            _ => return None,
+        })
+    }
+}
+
+/// A decoded header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// Kind.
+    pub op: Op,
+    /// `FLAG_*` bits.
+    pub flags: u8,
+    /// Initiator.
+    pub src: u32,
+    /// Initiator's done slot, 0 = none.
+    pub slot: u64,
+    /// See the module table.
+    pub a: u64,
+    /// See the module table.
+    pub b: u64,
+    /// Payload length.
+    pub len: u32,
+    /// See the module table.
+    pub c: u32,
+    /// See the module table.
+    pub d: u64,
+}
+
+impl Header {
+    /// A header with every operand zero.
+    pub fn new(op: Op, flags: u8, src: u32, slot: u64) -> Header {
+        Header {
+            op,
+            flags,
+            src,
+            slot,
+            a: 0,
+            b: 0,
+            len: 0,
+            c: 0,
+            d: 0,
+        }
+    }
+
+    /// Whether the body runs in the handler thread.
+    pub fn fast(&self) -> bool {
+        self.flags & FLAG_FAST != 0
+    }
+
+    /// Whether the initiator waits for a reply.
+    pub fn blocking(&self) -> bool {
+        self.flags & FLAG_BLOCKING != 0
+    }
+
+    /// Whether the payload follows the header.
+    pub fn inline_payload(&self) -> bool {
+        matches!(self.op, Op::ExecOn)
+            || (self.op == Op::Put && self.b == 0)
+            || (self.op == Op::Reply && self.c as u64 & DONE_LARGE == 0)
+    }
+
+    /// Writes the header into `out[..HEADER]`.
+    pub fn encode(&self, out: &mut [u8]) {
+        out[0] = self.op as u8;
+        out[1] = self.flags;
+        out[2..4].copy_from_slice(&MAGIC.to_le_bytes());
+        out[4..8].copy_from_slice(&self.src.to_le_bytes());
+        out[8..16].copy_from_slice(&self.slot.to_le_bytes());
+        out[16..24].copy_from_slice(&self.a.to_le_bytes());
+        out[24..32].copy_from_slice(&self.b.to_le_bytes());
+        out[32..36].copy_from_slice(&self.len.to_le_bytes());
+        out[36..40].copy_from_slice(&self.c.to_le_bytes());
+        out[40..48].copy_from_slice(&self.d.to_le_bytes());
+    }
+
+    /// Decodes and checks a received message; returns the header and the
+    /// inline payload.
+    pub fn decode(msg: &[u8]) -> Result<(Header, &[u8])> {
+        let bad = |why: String| Error::Unsupported(format!("malformed active message: {why}"));
+        if msg.len() < HEADER {
+            return Err(bad(format!(
+                "{} bytes, shorter than the {HEADER}-byte header",
+                msg.len()
+            )));
+        }
+        let u32_at = |o: usize| u32::from_le_bytes(msg[o..o + 4].try_into().expect("4 bytes"));
+        let u64_at = |o: usize| u64::from_le_bytes(msg[o..o + 8].try_into().expect("8 bytes"));
+        let magic = u16::from_le_bytes([msg[2], msg[3]]);
+        if magic != MAGIC {
+            return Err(bad(format!("magic {magic:#06x}, expected {MAGIC:#06x}")));
+        }
+        let op = Op::from_u8(msg[0]).ok_or_else(|| bad(format!("unknown op {}", msg[0])))?;
+        let h = Header {
+            op,
+            flags: msg[1],
+            src: u32_at(4),
+            slot: u64_at(8),
+            a: u64_at(16),
+            b: u64_at(24),
+            len: u32_at(32),
+            c: u32_at(36),
+            d: u64_at(40),
+        };
+        let payload = &msg[HEADER..];
+        let expect = if h.inline_payload() {
+            h.len as usize
+        } else {
+            0
+        };
+        if payload.len() != expect {
+            return Err(bad(format!(
+                "{:?} from locale {} carries {} payload bytes, header says {expect}",
+                h.op,
+                h.src,
+                payload.len()
+            )));
+        }
+        if h.blocking() && h.slot == 0 {
+            return Err(bad(format!(
+                "blocking {:?} from locale {} without a done slot",
+                h.op, h.src
+            )));
+        }
+        Ok((h, payload))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip() {
+        let mut h = Header::new(Op::ExecOn, FLAG_BLOCKING | FLAG_FAST, 7, 0x1000);
+        h.a = 0xdead_beef_0000_0001;
+        h.len = 3;
+        let mut buf = vec![0u8; HEADER + 3];
+        h.encode(&mut buf);
+        buf[HEADER..].copy_from_slice(b"abc");
+        let (g, p) = Header::decode(&buf).unwrap();
+        assert_eq!(g, h);
+        assert_eq!(p, b"abc");
+        assert!(g.fast() && g.blocking());
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        assert!(Header::decode(&[0u8; 10]).is_err());
+        let mut buf = vec![0u8; HEADER];
+        Header::new(Op::Nop, FLAG_BLOCKING, 1, 64).encode(&mut buf);
+        assert!(Header::decode(&buf).is_ok());
+        let mut bad = buf.clone();
+        bad[2] = 0;
+        assert!(Header::decode(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("magic"));
+        let mut bad = buf.clone();
+        bad[0] = 99;
+        assert!(Header::decode(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown op"));
+        // Blocking without a slot.
+        Header::new(Op::Nop, FLAG_BLOCKING, 1, 0).encode(&mut buf);
+        assert!(Header::decode(&buf).is_err());
+        // Payload length mismatch.
+        let mut h = Header::new(Op::ExecOn, 0, 1, 0);
+        h.len = 5;
+        let mut buf = vec![0u8; HEADER + 4];
+        h.encode(&mut buf);
+        assert!(Header::decode(&buf)
+            .unwrap_err()
+            .to_string()
+            .contains("payload"));
+    }
+
+    #[test]
+    fn done_words() {
+        let w = done_word(1000, true, false);
+        assert_ne!(w, 0);
+        assert_eq!(parse_done(w), (1000, true, false));
+        assert_eq!(parse_done(done_word(0, false, true)), (0, false, true));
+        assert_ne!(done_word(0, false, false), 0);
+    }
+}

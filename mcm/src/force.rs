@@ -1,0 +1,119 @@
+//! Forcing dangling stores visible, and the test-only weakening switches.
+//!
+//! Shared by the message-order-fence and message-order implementors, which
+//! differ only in the flags they give the forcing operations. A target with a
+//! dangling AMO gets a visibility proof
+//! ([`Transport::post_prove_amo_visible`]), which also covers its PUTs; a
+//! target with only dangling PUTs gets an order GET. Forcing several targets
+//! is *pipelined*: every forcing operation is posted first, then one
+//! [`Transport::wait_all`] covers them all (the original forced one target at a
+//! time, a round trip each).
+
+use crate::{Locale, OpFlags, Transport};
+
+/// Weakening bit: skip every forcing step (order GETs, proofs, the `FENCE`s
+/// and waits the policy adds because something dangles).
+pub(crate) const NO_FORCING: u8 = 1;
+/// Weakening bit: a blocking PUT returns without waiting for local completion.
+pub(crate) const NO_SOURCE_WAIT: u8 = 2;
+
+/// Whether implementors built with weakening bits `w` force visibility.
+pub(crate) const fn forcing(w: u8) -> bool {
+    w & NO_FORCING == 0
+}
+
+/// Whether a blocking PUT built with weakening bits `w` waits for the NIC to
+/// have read its source.
+pub(crate) const fn waits_for_source(w: u8) -> bool {
+    w & NO_SOURCE_WAIT == 0
+}
+
+/// Which dangling targets a pipelined force covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// Every target with something dangling.
+    All,
+    /// Every such target but this one (whose stores the next operation orders
+    /// itself after, with a fence).
+    AllBut(Locale),
+}
+
+/// Makes the dangling stores of every target in `scope` visible: posts an
+/// order GET or an AMO-visibility proof per target, each with `flags`, then
+/// waits once, then forgets those targets. O(1) when nothing dangles.
+///
+/// On error the dangling state is left as it was.
+pub(crate) fn pipelined<T: Transport>(
+    tx: &mut T,
+    scope: Scope,
+    flags: OpFlags,
+) -> Result<(), T::Error> {
+    if tx.dangling().is_empty() {
+        return Ok(());
+    }
+    // Take the state out so the transport can be posted to while its targets
+    // are walked; put it back whatever happens.
+    let mut stores = std::mem::take(tx.dangling());
+    let result = post_forcing_ops(tx, &stores, scope, flags);
+    if result.is_ok() {
+        match scope {
+            Scope::All => stores.clear_all(),
+            Scope::AllBut(kept) => {
+                let (put, amo) = (stores.put_dangles(kept), stores.amo_dangles(kept));
+                stores.clear_all();
+                if put {
+                    stores.mark_put(kept);
+                }
+                if amo {
+                    stores.mark_amo(kept);
+                }
+            }
+        }
+    }
+    *tx.dangling() = stores;
+    result
+}
+
+fn post_forcing_ops<T: Transport>(
+    tx: &mut T,
+    stores: &crate::DanglingStores,
+    scope: Scope,
+    flags: OpFlags,
+) -> Result<(), T::Error> {
+    let mut posted = false;
+    for target in stores.targets() {
+        if scope == Scope::AllBut(target) {
+            continue;
+        }
+        if stores.amo_dangles(target) {
+            tx.post_prove_amo_visible(target, flags)?;
+        } else {
+            tx.post_order_get(target, flags)?;
+        }
+        posted = true;
+    }
+    if posted {
+        tx.wait_all()?;
+    }
+    Ok(())
+}
+
+/// Makes the dangling stores of `target` alone visible (a proof if an AMO
+/// dangles there, else an order GET), waits, and forgets them.
+pub(crate) fn target<T: Transport>(
+    tx: &mut T,
+    target: Locale,
+    flags: OpFlags,
+) -> Result<(), T::Error> {
+    let stores = tx.dangling();
+    if stores.amo_dangles(target) {
+        tx.post_prove_amo_visible(target, flags)?;
+    } else if stores.put_dangles(target) {
+        tx.post_order_get(target, flags)?;
+    } else {
+        return Ok(());
+    }
+    tx.wait_all()?;
+    tx.dangling().clear_target(target);
+    Ok(())
+}

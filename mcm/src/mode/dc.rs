@@ -1,0 +1,118 @@
+//! delivery-complete mode: the implementors.
+//!
+//! No provider ordering is asked for (beyond the base SAS). Every operation
+//! carries `FI_DELIVERY_COMPLETE`, so its completion means its effect is at the
+//! target, and a blocking operation waits for it: nothing a blocking operation
+//! did can dangle, and boundaries have nothing to do.
+//!
+//! | op | what it does |
+//! |---|---|
+//! | PUT | write (DC), wait; non-blocking: mark `put[target]` instead of waiting |
+//! | GET | read (DC), wait |
+//! | AMO | AMO (DC), wait |
+//! | AM send | send (DC), wait |
+//! | boundary | nothing, unless a non-blocking PUT is still in flight |
+//!
+//! Beyond the original: a *non-blocking* PUT has not been waited for, and with
+//! no ordering asked for, a later operation could overtake it (two
+//! non-blocking PUTs to one word could land in the wrong order, a GET could
+//! read around one). So a non-blocking PUT marks its target, and before the
+//! next operation to that target, the next AMO or AM send, or a boundary, the
+//! context *settles*: one [`Transport::wait_all`], after which every operation
+//! posted so far is delivered and all marks are cleared. With blocking
+//! operations only, nothing is ever marked and this costs one emptiness test.
+
+use crate::force::{forcing, waits_for_source};
+use crate::{AmoKind, Binding, Blocking, Locale, OpFlags, Transport};
+
+const DC: OpFlags = OpFlags::DELIVERY_COMPLETE;
+
+/// Waits out in-flight non-blocking PUTs to `target`, if any.
+fn settle_target<T: Transport, const W: u8>(tx: &mut T, target: Locale) -> Result<(), T::Error> {
+    if forcing(W) && tx.dangling().put_dangles(target) {
+        tx.wait_all()?;
+        tx.dangling().clear_all();
+    }
+    Ok(())
+}
+
+/// Waits out every in-flight non-blocking PUT, if any.
+fn settle_all<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {
+    if forcing(W) && !tx.dangling().is_empty() {
+        tx.wait_all()?;
+        tx.dangling().clear_all();
+    }
+    Ok(())
+}
+
+/// Waits for everything posted; with every operation delivery-complete, that
+/// delivers every earlier non-blocking PUT too.
+fn wait_delivered<T: Transport>(tx: &mut T) -> Result<(), T::Error> {
+    tx.wait_all()?;
+    tx.dangling().clear_all();
+    Ok(())
+}
+
+pub(crate) fn put<T: Transport, const W: u8>(
+    tx: &mut T,
+    target: Locale,
+    op: T::Put,
+    blocking: Blocking,
+) -> Result<(), T::Error> {
+    settle_target::<T, W>(tx, target)?;
+    tx.post_put(target, op, DC)?;
+    match blocking {
+        Blocking::Yes if waits_for_source(W) => wait_delivered(tx),
+        Blocking::Yes => Ok(()),
+        Blocking::No => {
+            tx.dangling().mark_put(target);
+            Ok(())
+        }
+    }
+}
+
+pub(crate) fn get<T: Transport, const W: u8>(
+    tx: &mut T,
+    target: Locale,
+    op: T::Get,
+    blocking: Blocking,
+) -> Result<(), T::Error> {
+    settle_target::<T, W>(tx, target)?;
+    tx.post_get(target, op, DC)?;
+    match blocking {
+        Blocking::Yes => wait_delivered(tx),
+        Blocking::No => Ok(()),
+    }
+}
+
+pub(crate) fn amo<T: Transport, const W: u8>(
+    tx: &mut T,
+    target: Locale,
+    op: T::Amo,
+    _kind: AmoKind,
+) -> Result<(), T::Error> {
+    settle_all::<T, W>(tx)?;
+    tx.post_amo(target, op, DC)?;
+    wait_delivered(tx)
+}
+
+pub(crate) fn send<T: Transport, const W: u8>(
+    tx: &mut T,
+    target: Locale,
+    op: T::Send,
+) -> Result<(), T::Error> {
+    settle_all::<T, W>(tx)?;
+    tx.post_send(target, op, DC)?;
+    wait_delivered(tx)
+}
+
+pub(crate) fn force_visible<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {
+    settle_all::<T, W>(tx)
+}
+
+pub(crate) fn release<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {
+    match tx.binding() {
+        Binding::Bound => Ok(()),
+        Binding::Unbound => settle_all::<T, W>(tx),
+    }
+}

@@ -1,0 +1,130 @@
+//! message-order-fence mode: the implementors.
+//!
+//! Provider orderings asked for (per context and target): SAS, RMA WAW,
+//! atomic WAW (and atomic RAW where offered, which this code does not count
+//! on). Nothing orders an RMA operation against an atomic one, or a send
+//! against a write: where that matters the policy adds `FI_FENCE`, which holds
+//! the operation until everything posted earlier to the same target on this
+//! context has completed there.
+//!
+//! | op | what it does |
+//! |---|---|
+//! | PUT | fenced if an AMO dangles at the target; mark `put[target]` |
+//! | GET | fenced if a PUT or AMO dangles at the target; once done, the fence made the PUTs visible: clear `put[target]` |
+//! | AMO | force visible every other target; fenced if a PUT dangles at the target (or, for a fetching AMO, an AMO dangles there); wait; non-fetching: mark `amo[target]` (bound) or prove it visible now (unbound) |
+//! | AM send | force visible every other target; fenced if anything dangles at its target; wait |
+//! | boundary | force visible every target: fenced order GET (PUTs only) or fenced proof (an AMO dangles), all posted, one wait |
+//!
+//! Beyond the original: RMA WAW is kept (non-blocking PUTs would otherwise
+//! reorder); an AMO-dangling target is proved visible rather than read; a fenced
+//! GET does not clear `amo[target]` (a read does not prove an AMO visible);
+//! a fetching AMO is fenced behind a dangling AMO whether or not the provider
+//! offered atomic RAW; forcing is pipelined.
+
+use crate::force::{self, forcing, waits_for_source, Scope};
+use crate::{AmoKind, Binding, Blocking, Locale, OpFlags, Transport};
+
+pub(crate) fn put<T: Transport, const W: u8>(
+    tx: &mut T,
+    target: Locale,
+    op: T::Put,
+    blocking: Blocking,
+) -> Result<(), T::Error> {
+    // RMA WAW orders this PUT after earlier PUTs, but nothing orders it after
+    // an atomic: fence it behind a dangling AMO. (The fence orders; it does
+    // not prove the AMO visible, so amo[target] stays.)
+    let flags = if forcing(W) && tx.dangling().amo_dangles(target) {
+        OpFlags::FENCE
+    } else {
+        OpFlags::NONE
+    };
+    tx.post_put(target, op, flags)?;
+    tx.dangling().mark_put(target);
+    if blocking == Blocking::Yes && waits_for_source(W) {
+        tx.wait_all()?;
+    }
+    Ok(())
+}
+
+pub(crate) fn get<T: Transport, const W: u8>(
+    tx: &mut T,
+    target: Locale,
+    op: T::Get,
+    blocking: Blocking,
+) -> Result<(), T::Error> {
+    // No RAW ordering in this mode: a GET behind a dangling store is fenced.
+    let fenced = forcing(W) && tx.dangling().dangles(target);
+    let flags = if fenced {
+        OpFlags::FENCE
+    } else {
+        OpFlags::NONE
+    };
+    tx.post_get(target, op, flags)?;
+    if blocking == Blocking::Yes {
+        tx.wait_all()?;
+        if fenced {
+            tx.dangling().clear_put(target);
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn amo<T: Transport, const W: u8>(
+    tx: &mut T,
+    target: Locale,
+    op: T::Amo,
+    kind: AmoKind,
+) -> Result<(), T::Error> {
+    let mut flags = OpFlags::NONE;
+    if forcing(W) {
+        // An SC atomic is ordered after every earlier store of the task.
+        force::pipelined(tx, Scope::AllBut(target), OpFlags::FENCE)?;
+        let stores = tx.dangling();
+        if stores.put_dangles(target) || (kind.fetches() && stores.amo_dangles(target)) {
+            flags = OpFlags::FENCE;
+        }
+    }
+    tx.post_amo(target, op, flags)?;
+    tx.wait_all()?;
+    if kind == AmoKind::Update {
+        tx.dangling().mark_amo(target);
+        if forcing(W) && tx.binding() == Binding::Unbound {
+            force::target(tx, target, OpFlags::FENCE)?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn send<T: Transport, const W: u8>(
+    tx: &mut T,
+    target: Locale,
+    op: T::Send,
+) -> Result<(), T::Error> {
+    let mut flags = OpFlags::NONE;
+    if forcing(W) {
+        force::pipelined(tx, Scope::AllBut(target), OpFlags::FENCE)?;
+        // No SAW ordering here: the fence puts the AM behind the target's
+        // stores (and, fi_atomic(3), makes a dangling AMO visible before the
+        // send's completion at the target).
+        if tx.dangling().dangles(target) {
+            flags = OpFlags::FENCE;
+        }
+    }
+    tx.post_send(target, op, flags)?;
+    tx.wait_all()
+}
+
+pub(crate) fn force_visible<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {
+    if forcing(W) {
+        force::pipelined(tx, Scope::All, OpFlags::FENCE)
+    } else {
+        Ok(())
+    }
+}
+
+pub(crate) fn release<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {
+    match tx.binding() {
+        Binding::Bound => Ok(()),
+        Binding::Unbound => force_visible::<T, W>(tx),
+    }
+}

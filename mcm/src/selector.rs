@@ -1,0 +1,230 @@
+//! The selector table: the implementors of one mode, chosen once at start-up.
+//!
+//! Generic code (comm-ofi's `put`/`get`/`amo`/`am_request`, the task hooks)
+//! does its mode-independent work, then calls through the table; it never
+//! matches on the mode per operation. The original (Chapel's comm-ofi) had a
+//! `switch` per operation in its `*_selector()` functions; here the `match` is
+//! done once, in [`Selector::for_mode`].
+
+use std::fmt;
+
+use crate::force::{NO_FORCING, NO_SOURCE_WAIT};
+use crate::mode::{dc, fence, order};
+use crate::{AmoKind, Blocking, Locale, Mode, Transport};
+
+/// A PUT implementor: post the PUT to `target` with whatever the mode adds,
+/// wait for local completion if [`Blocking::Yes`], record what now dangles.
+pub type PutFn<T> =
+    fn(&mut T, Locale, <T as Transport>::Put, Blocking) -> Result<(), <T as Transport>::Error>;
+/// A GET implementor.
+pub type GetFn<T> =
+    fn(&mut T, Locale, <T as Transport>::Get, Blocking) -> Result<(), <T as Transport>::Error>;
+/// A native-AMO implementor. AMOs are blocking: it returns once the AMO has
+/// completed locally (a fetching AMO's result has arrived).
+pub type AmoFn<T> =
+    fn(&mut T, Locale, <T as Transport>::Amo, AmoKind) -> Result<(), <T as Transport>::Error>;
+/// An AM-send implementor. Returns once the send has completed locally; the
+/// handler's 'done' is the generic layer's business.
+pub type SendFn<T> =
+    fn(&mut T, Locale, <T as Transport>::Send) -> Result<(), <T as Transport>::Error>;
+/// The boundary implementor: make every dangling store of the context visible.
+pub type ForceVisibleFn<T> = fn(&mut T) -> Result<(), <T as Transport>::Error>;
+/// The release implementor: what must happen before an unbound context is
+/// handed to another holder (nothing on a bound one).
+pub type ReleaseFn<T> = fn(&mut T) -> Result<(), <T as Transport>::Error>;
+
+/// A deliberate hole in the policy, for negative controls only.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Weakening {
+    /// No forcing at all: no order GET, no visibility proof, no `FENCE` added
+    /// because something dangles, no settling wait in delivery-complete mode.
+    /// What the mode asks of the provider (orderings, the delivery-complete
+    /// flag) and the local-completion wait of blocking operations stay.
+    NoForcing,
+    /// A blocking PUT returns without waiting for local completion, so the
+    /// caller may overwrite the source before the NIC has read it.
+    NoSourceWait,
+}
+
+/// The implementors of one MCM mode, for transports of type `T`.
+///
+/// Build one with [`Selector::for_mode`] at start-up, keep it (it is `Copy`),
+/// and call its methods with the caller's transmit context.
+pub struct Selector<T: Transport> {
+    mode: Mode,
+    weakening: Option<Weakening>,
+    put: PutFn<T>,
+    get: GetFn<T>,
+    amo: AmoFn<T>,
+    send: SendFn<T>,
+    force_visible: ForceVisibleFn<T>,
+    release: ReleaseFn<T>,
+}
+
+impl<T: Transport> Selector<T> {
+    /// The table for `mode`.
+    pub fn for_mode(mode: Mode) -> Self {
+        Self::build::<0>(mode, None)
+    }
+
+    /// **TEST-ONLY. BREAKS THE MEMORY MODEL. NEVER USE IN A REAL RUN.**
+    ///
+    /// The table for `mode` with all visibility forcing switched off
+    /// ([`Weakening::NoForcing`]): boundaries do nothing, and PUT/GET/AMO/send
+    /// add no fence and force nothing. It exists so that negative controls
+    /// can show the litmus tests catch a broken policy: the loom tests here,
+    /// and the multi-process litmus suite through an environment switch, which
+    /// is why it is not `cfg(test)`.
+    #[doc(hidden)]
+    pub fn for_mode_without_forcing(mode: Mode) -> Self {
+        Self::build::<NO_FORCING>(mode, Some(Weakening::NoForcing))
+    }
+
+    /// **TEST-ONLY. BREAKS PUT SOURCE SAFETY. NEVER USE IN A REAL RUN.**
+    ///
+    /// The table for `mode` where a blocking PUT does not wait for local
+    /// completion ([`Weakening::NoSourceWait`]), the negative control of the
+    /// PUT-SRC litmus test.
+    #[doc(hidden)]
+    pub fn for_mode_without_source_wait(mode: Mode) -> Self {
+        Self::build::<NO_SOURCE_WAIT>(mode, Some(Weakening::NoSourceWait))
+    }
+
+    /// **TEST-ONLY**: [`for_mode`](Self::for_mode) if `weakening` is `None`,
+    /// else the matching weakened table.
+    #[doc(hidden)]
+    pub fn weakened(mode: Mode, weakening: Option<Weakening>) -> Self {
+        match weakening {
+            None => Self::for_mode(mode),
+            Some(Weakening::NoForcing) => Self::for_mode_without_forcing(mode),
+            Some(Weakening::NoSourceWait) => Self::for_mode_without_source_wait(mode),
+        }
+    }
+
+    fn build<const W: u8>(mode: Mode, weakening: Option<Weakening>) -> Self {
+        match mode {
+            Mode::MessageOrderFence => Selector {
+                mode,
+                weakening,
+                put: fence::put::<T, W>,
+                get: fence::get::<T, W>,
+                amo: fence::amo::<T, W>,
+                send: fence::send::<T, W>,
+                force_visible: fence::force_visible::<T, W>,
+                release: fence::release::<T, W>,
+            },
+            Mode::MessageOrder => Selector {
+                mode,
+                weakening,
+                put: order::put::<T, W>,
+                get: order::get::<T, W>,
+                amo: order::amo::<T, W>,
+                send: order::send::<T, W>,
+                force_visible: order::force_visible::<T, W>,
+                release: order::release::<T, W>,
+            },
+            Mode::DeliveryComplete => Selector {
+                mode,
+                weakening,
+                put: dc::put::<T, W>,
+                get: dc::get::<T, W>,
+                amo: dc::amo::<T, W>,
+                send: dc::send::<T, W>,
+                force_visible: dc::force_visible::<T, W>,
+                release: dc::release::<T, W>,
+            },
+        }
+    }
+
+    /// The mode this table carries out.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The test-only weakening this table was built with, if any.
+    #[doc(hidden)]
+    pub fn weakening(&self) -> Option<Weakening> {
+        self.weakening
+    }
+
+    /// PUT `op` to `target` on `tx`. With [`Blocking::Yes`] it returns once
+    /// the source may be reused.
+    #[inline]
+    pub fn put(
+        &self,
+        tx: &mut T,
+        target: Locale,
+        op: T::Put,
+        blocking: Blocking,
+    ) -> Result<(), T::Error> {
+        (self.put)(tx, target, op, blocking)
+    }
+
+    /// GET `op` from `target` on `tx`. With [`Blocking::Yes`] it returns once
+    /// the destination holds the data.
+    #[inline]
+    pub fn get(
+        &self,
+        tx: &mut T,
+        target: Locale,
+        op: T::Get,
+        blocking: Blocking,
+    ) -> Result<(), T::Error> {
+        (self.get)(tx, target, op, blocking)
+    }
+
+    /// Native AMO `op` of `kind` on a word of `target`; returns once it has
+    /// completed locally.
+    #[inline]
+    pub fn amo(
+        &self,
+        tx: &mut T,
+        target: Locale,
+        op: T::Amo,
+        kind: AmoKind,
+    ) -> Result<(), T::Error> {
+        (self.amo)(tx, target, op, kind)
+    }
+
+    /// AM send `op` to `target` (on-statement, AM-mediated RMA or AMO);
+    /// returns once the send has completed locally.
+    #[inline]
+    pub fn send(&self, tx: &mut T, target: Locale, op: T::Send) -> Result<(), T::Error> {
+        (self.send)(tx, target, op)
+    }
+
+    /// The boundary: make every dangling store of `tx` visible. Call at task
+    /// create (before the child can run), task end, start and end of an
+    /// on-statement body, barrier entry, and before the AM handler's 'done'.
+    #[inline]
+    pub fn force_visible(&self, tx: &mut T) -> Result<(), T::Error> {
+        (self.force_visible)(tx)
+    }
+
+    /// Call before an unbound context is handed back for another holder: it
+    /// forces everything visible, so dangling state never outlives its holder.
+    /// On a bound context it does nothing (state is carried lazily to the next
+    /// boundary).
+    #[inline]
+    pub fn release(&self, tx: &mut T) -> Result<(), T::Error> {
+        (self.release)(tx)
+    }
+}
+
+impl<T: Transport> Clone for Selector<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Transport> Copy for Selector<T> {}
+
+impl<T: Transport> fmt::Debug for Selector<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Selector")
+            .field("mode", &self.mode)
+            .field("weakening", &self.weakening)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,79 @@
+//! Active messages on every provider: every AM kind (blocking, non-blocking,
+//! fast, large arguments and replies, AM-mediated RMA on unregistered
+//! memory, no-op, remote failure), argument sizes 0 B, 1 B, the inline limit,
+//! limit + 1 and 1 MiB, reply sizes around the reply limit, and the MCM
+//! visibility of a PUT before an on-statement and of a body's PUT after its
+//! 'done'. Program: `amhandler/examples/am_probe.rs` (`kinds`).
+
+use pgas_tests::{example, launch, PROVIDERS};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// One job at a time: the machine has 2 cores.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn kinds(provider: &str, extra: &[(&str, &str)]) {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut env = vec![("PGAS_PROVIDER", provider)];
+    env.extend_from_slice(extra);
+    let run = launch(
+        3,
+        &example("am_probe"),
+        &["kinds"],
+        &env,
+        Duration::from_secs(120),
+    );
+    run.assert_ok(&format!("am_probe kinds on {provider} {extra:?}"));
+    assert!(
+        run.stdout
+            .contains(&format!("am_probe kinds ok on {provider}")),
+        "no ok line for {provider}: {}",
+        run.stdout
+    );
+}
+
+#[test]
+fn kinds_shm() {
+    kinds("shm", &[]);
+}
+
+#[test]
+fn kinds_tcp_rxm() {
+    kinds("tcp;ofi_rxm", &[]);
+}
+
+#[test]
+fn kinds_udp_rxd() {
+    kinds("udp;ofi_rxd", &[]);
+}
+
+#[test]
+fn kinds_sockets() {
+    kinds("sockets", &[]);
+}
+
+/// The original's done path: PUT reply, force visible, PUT done word.
+#[test]
+fn kinds_with_put_done() {
+    kinds("shm", &[("PGAS_AM_DONE", "put")]);
+    kinds("tcp;ofi_rxm", &[("PGAS_AM_DONE", "put")]);
+}
+
+/// Two handler threads on one pinned core, one executor, smallest landing zone.
+#[test]
+fn kinds_with_two_handlers_pinned_one_executor() {
+    kinds(
+        "shm",
+        &[
+            ("PGAS_AM_HANDLERS", "2"),
+            ("PGAS_AM_HANDLER_CORE", "0"),
+            ("PGAS_AM_EXECUTORS", "1"),
+            ("PGAS_AM_LZ_SIZE", "64K"),
+        ],
+    );
+}
+
+#[test]
+fn every_provider_is_covered() {
+    assert_eq!(PROVIDERS, ["shm", "tcp;ofi_rxm", "udp;ofi_rxd", "sockets"]);
+}
