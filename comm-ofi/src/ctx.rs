@@ -174,6 +174,23 @@ impl TxContext {
 
     /// Posts an RMA write of `local` to `remote` with `flags`.
     pub fn write(&mut self, local: LocalBuf, remote: RemoteBuf, flags: u64) -> Result<()> {
+        self.rma("fi_writemsg", sys::fi_writemsg, local, remote, flags)
+    }
+
+    /// Posts an RMA read of `remote` into `local` with `flags`.
+    pub fn read(&mut self, local: LocalBuf, remote: RemoteBuf, flags: u64) -> Result<()> {
+        self.rma("fi_readmsg", sys::fi_readmsg, local, remote, flags)
+    }
+
+    /// One RMA (`fi_writemsg` or `fi_readmsg`) of `local` against `remote`.
+    fn rma(
+        &mut self,
+        call: &'static str,
+        op: unsafe extern "C" fn(*mut sys::fid_ep, *const sys::fi_msg_rma, u64) -> isize,
+        local: LocalBuf,
+        remote: RemoteBuf,
+        flags: u64,
+    ) -> Result<()> {
         let iov = libc::iovec {
             iov_base: local.ptr as *mut c_void,
             iov_len: local.len,
@@ -184,7 +201,7 @@ impl TxContext {
             key: remote.key,
         };
         let mut desc = local.desc;
-        self.post("fi_writemsg", |ep| {
+        self.post(call, |ep| {
             let msg = sys::fi_msg_rma {
                 msg_iov: &iov as *const libc::iovec as *const sys::iovec,
                 desc: &mut desc,
@@ -198,35 +215,7 @@ impl TxContext {
             // SAFETY: msg and everything it points to live across the call; the
             // local buffer stays valid until completion (callers wait, or keep
             // it alive in a handle); the remote region was validated.
-            unsafe { sys::fi_writemsg(ep, &msg, flags | sys::FI_COMPLETION) }
-        })
-    }
-
-    /// Posts an RMA read of `remote` into `local` with `flags`.
-    pub fn read(&mut self, local: LocalBuf, remote: RemoteBuf, flags: u64) -> Result<()> {
-        let iov = libc::iovec {
-            iov_base: local.ptr as *mut c_void,
-            iov_len: local.len,
-        };
-        let rma = sys::fi_rma_iov {
-            addr: remote.addr,
-            len: local.len,
-            key: remote.key,
-        };
-        let mut desc = local.desc;
-        self.post("fi_readmsg", |ep| {
-            let msg = sys::fi_msg_rma {
-                msg_iov: &iov as *const libc::iovec as *const sys::iovec,
-                desc: &mut desc,
-                iov_count: 1,
-                addr: remote.fi_addr,
-                rma_iov: &rma,
-                rma_iov_count: 1,
-                context: ptr::null_mut(),
-                data: 0,
-            };
-            // SAFETY: as in write(); the destination stays valid until completion.
-            unsafe { sys::fi_readmsg(ep, &msg, flags | sys::FI_COMPLETION) }
+            unsafe { op(ep, &msg, flags | sys::FI_COMPLETION) }
         })
     }
 
