@@ -41,6 +41,7 @@
 mod client;
 pub mod env;
 mod error;
+pub mod leftovers;
 mod single;
 pub mod wire;
 

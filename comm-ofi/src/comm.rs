@@ -246,6 +246,10 @@ impl Comm {
 
         let serial = crate::quirks::needs_domain_lock(&prov.name)
             .then(|| std::sync::Arc::new(parking_lot::Mutex::new(())));
+        let swept = crate::quirks::sweep_stale_shm_regions(&prov.name);
+        if swept > 0 {
+            tracing::debug!(swept, "removed stale shm regions left under our pid");
+        }
         let fabric = Fabric::open(info)?;
         let domain = Domain::open(&fabric, info)?;
         // Room for every peer's transmit endpoints too: connectionless

@@ -31,3 +31,32 @@ pub fn single_endpoint(provider: &str) -> bool {
 pub fn avoid_native_atomics(provider: &str) -> bool {
     provider.contains("ofi_rxd")
 }
+
+/// `shm` creates each endpoint's region `/dev/shm/<pid>:<uid>:<n>`
+/// exclusively, so a region left by a killed process whose pid the kernel
+/// later gives to us makes our `fi_enable` fail with `EBUSY` (seen in CI
+/// after the failure tests had killed locales). Before we open any endpoint,
+/// every region under our own pid is stale by construction: no living process
+/// but us has this pid, and we have not created one yet. Returns how many
+/// were removed.
+pub fn sweep_stale_shm_regions(provider: &str) -> usize {
+    if !provider.starts_with("shm") {
+        return 0;
+    }
+    bootstrap::leftovers::remove_shm_regions_of(std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_regions_of_our_pid_are_removed_only_for_shm() {
+        let ours = format!("/dev/shm/{}:0:77", std::process::id());
+        std::fs::write(&ours, b"x").unwrap();
+        assert_eq!(sweep_stale_shm_regions("tcp;ofi_rxm"), 0);
+        assert!(std::path::Path::new(&ours).exists());
+        assert!(sweep_stale_shm_regions("shm") >= 1);
+        assert!(!std::path::Path::new(&ours).exists());
+    }
+}

@@ -467,6 +467,10 @@ impl Job {
                 }
             };
             self.locales[rank].proc = Proc::Exited(status);
+            let left = bootstrap::leftovers::remove_shm_regions_of(self.locales[rank].pid);
+            if left > 0 {
+                tracing::debug!(rank, left, "removed shm regions the locale left");
+            }
             let desc = format!("{} {}", self.who(rank), sys::describe_status(status));
             match self.phase {
                 Phase::Running if !status.success() => self.fail(sys::status_code(status), desc),
