@@ -995,3 +995,92 @@ fn human_size(b: usize) -> String {
         format!("{}K", b >> 10)
     }
 }
+
+/// A non-blocking PUT or GET in flight: the buffer it borrows may not be
+/// touched until [`NbHandle::wait`] (or a [`NbHandle::test`] that returned
+/// `true`, or [`Comm::wait_any`]) says it has completed.
+#[derive(Debug)]
+#[must_use = "a non-blocking operation must be waited for before its buffer is reused"]
+pub struct NbHandle<'a> {
+    done: bool,
+    _buf: std::marker::PhantomData<&'a mut [u8]>,
+}
+
+impl NbHandle<'_> {
+    /// Whether the operation has completed (drives progress).
+    pub fn test(&mut self) -> Result<bool> {
+        Ok(self.done)
+    }
+
+    /// Waits for the operation to complete.
+    pub fn wait(mut self) -> Result<()> {
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Comm {
+    /// Boundary hook: a task is about to create a child task, which must see
+    /// every store the creator issued.
+    pub fn task_create(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Boundary hook: the calling task ends; whoever joins it must see its stores.
+    pub fn task_end(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Boundary hook: an on-statement body starts on this locale.
+    pub fn on_start(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Boundary hook: an on-statement body ends; its initiator must see its stores.
+    pub fn on_end(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Boundary hook: the AM handler is about to report 'done' for a request.
+    pub fn before_done(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Non-blocking PUT of `src` to `dst`.
+    pub fn put_nb<'a>(&self, dst: GlobalAddr, src: &'a [u8]) -> Result<NbHandle<'a>> {
+        self.put(dst, src)?;
+        Ok(NbHandle {
+            done: true,
+            _buf: std::marker::PhantomData,
+        })
+    }
+
+    /// Non-blocking GET of `src` into `dst`.
+    pub fn get_nb<'a>(&self, dst: &'a mut [u8], src: GlobalAddr) -> Result<NbHandle<'a>> {
+        self.get(dst, src)?;
+        Ok(NbHandle {
+            done: true,
+            _buf: std::marker::PhantomData,
+        })
+    }
+
+    /// Waits until one of `handles` has completed and returns its index.
+    /// An empty slice is an error.
+    pub fn wait_any(&self, handles: &mut [NbHandle<'_>]) -> Result<usize> {
+        if handles.is_empty() {
+            return Err(Error::InvalidSize {
+                what: "handle count for wait_any",
+                size: 0,
+                reason: "needs at least one handle".into(),
+            });
+        }
+        loop {
+            for (i, h) in handles.iter_mut().enumerate() {
+                if h.test()? {
+                    return Ok(i);
+                }
+            }
+            std::thread::yield_now();
+        }
+    }
+}

@@ -17,7 +17,7 @@ pub mod quirks;
 pub mod select;
 
 pub use amo::{AmoKind, AmoOp, AmoType};
-pub use comm::{AmoFallback, Comm, GlobalAddr, Locale, ProviderInfo};
+pub use comm::{AmoFallback, Comm, GlobalAddr, Locale, NbHandle, ProviderInfo};
 pub use env::Config;
 pub use error::{Error, OfiError, Result};
 pub use mcm::Mode;
