@@ -11,7 +11,9 @@ use crate::error::{Error, Result};
 use crate::executor::{Job, Spawner};
 use crate::registry::{Entry, FnId, Registry};
 use crate::wire::{self, Header, Op, FLAG_BLOCKING, FLAG_FAST, HEADER, INLINE_MAX, MAX_REQUEST};
-use comm_ofi::{AmoFallback, AmoOp, AmoType, Comm, GlobalAddr, Locale};
+use comm_ofi::{
+    AmoFallback, AmoOp, AmoType, Comm, GlobalAddr, Locale, ProofRequest, VisibilityProver,
+};
 use crossbeam_queue::SegQueue;
 use parking_lot::Mutex;
 use std::cell::Cell;
@@ -120,6 +122,8 @@ pub struct Am {
     pub(crate) here: Locale,
     pub(crate) n: Locale,
     pub(crate) hq: SegQueue<Work>,
+    /// No-op answers the progress thread could not send yet (queue full).
+    pub(crate) deferred_nops: SegQueue<Header>,
     pub(crate) hq_idle: Mutex<Vec<Thread>>,
     slots: BufPool,
     sendbufs: BufPool,
@@ -169,6 +173,92 @@ impl AmoFallback for Fallback {
     }
 }
 
+/// Installs the blocking no-op as comm-ofi's proof that native AMOs are
+/// visible: comm-ofi posts the request on the context that issued the AMOs,
+/// so provider ordering or a fence puts it behind them; the target's
+/// progress thread answers it (never a handler, which could itself be
+/// waiting on a proof), and the reply is the proof.
+#[derive(Debug)]
+pub(crate) struct Prover(pub Weak<Am>);
+
+impl Prover {
+    fn am(&self) -> comm_ofi::Result<Arc<Am>> {
+        self.0.upgrade().ok_or_else(|| {
+            comm_ofi::Error::Unsupported("the AM layer is gone: cannot prove AMOs visible".into())
+        })
+    }
+}
+
+impl VisibilityProver for Prover {
+    fn prepare(&self, target: Locale) -> comm_ofi::Result<ProofRequest> {
+        let am = self.am()?;
+        let buf = am.sendbufs.get(&am.comm).map_err(into_comm)?;
+        let slot = match am.slots.get(&am.comm) {
+            Ok(s) => s,
+            Err(e) => {
+                am.sendbufs.put(buf);
+                return Err(into_comm(e));
+            }
+        };
+        // SAFETY: slot is an 8-aligned heap word owned by this request.
+        unsafe { AtomicU64::from_ptr(slot as *mut u64) }.store(0, Ordering::Release);
+        let h = Header::new(Op::Nop, FLAG_BLOCKING, am.here, slot);
+        // SAFETY: buf is a pool buffer of at least MAX_REQUEST >= HEADER heap
+        // bytes that only this request uses until it is returned.
+        let out = unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, HEADER) };
+        h.encode(out);
+        Ok(ProofRequest {
+            target,
+            msg: buf as *const u8,
+            len: HEADER,
+            token: [buf, slot],
+        })
+    }
+
+    fn await_reply(&self, req: ProofRequest) -> comm_ofi::Result<()> {
+        let am = self.am()?;
+        let [buf, slot] = req.token;
+        am.sendbufs.put(buf);
+        am.counters.sent.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: as in prepare; the poller sets the word when the reply comes.
+        let done = unsafe { AtomicU64::from_ptr(slot as *mut u64) };
+        // Plain waiting, never helping: the caller holds its transmit
+        // context, which helping could need; our poller sets the word.
+        let mut idle = 0u32;
+        let w = loop {
+            let v = done.load(Ordering::Acquire);
+            if v != 0 {
+                break v;
+            }
+            idle += 1;
+            if idle < 64 {
+                std::hint::spin_loop();
+            } else if !am.block_wait || idle < 512 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(20));
+            }
+        };
+        let r = am.take_reply(req.target, slot, w);
+        am.slots.put(slot);
+        r.map(|_| ()).map_err(into_comm)
+    }
+
+    fn cancel(&self, req: ProofRequest) {
+        if let Ok(am) = self.am() {
+            am.sendbufs.put(req.token[0]);
+            am.slots.put(req.token[1]);
+        }
+    }
+}
+
+fn into_comm(e: Error) -> comm_ofi::Error {
+    match e {
+        Error::Comm(c) => c,
+        other => comm_ofi::Error::Unsupported(other.to_string()),
+    }
+}
+
 fn bad_locale(locale: Locale, n: Locale) -> Error {
     Error::Comm(comm_ofi::Error::InvalidLocale {
         locale,
@@ -198,6 +288,7 @@ impl Am {
             here,
             n,
             hq: SegQueue::new(),
+            deferred_nops: SegQueue::new(),
             hq_idle: Mutex::new(Vec::new()),
             slots: BufPool::new(wire::SLOT_SIZE, 64),
             sendbufs: BufPool::new(MAX_REQUEST.next_multiple_of(128), 32),
@@ -720,7 +811,7 @@ impl Am {
                 "non-blocking active message {name:?} from locale {caller} failed: {msg}"
             ));
         }
-        if let Err(e) = self.comm.force_visible() {
+        if let Err(e) = self.comm.on_end() {
             tracing::error!("after a non-blocking body: {e}");
         }
     }
@@ -760,7 +851,7 @@ impl Am {
             };
             // MCM: everything the body stored is visible before the 'done'.
             if self.cfg.done == DoneMode::Msg {
-                self.comm.force_visible()?;
+                self.comm.before_done()?;
                 let mut rh = Header::new(Op::Reply, 0, self.here, h.slot);
                 rh.len = bytes.len() as u32;
                 rh.c = (wire::done_word(0, large, error) & 0xff) as u32;
@@ -774,7 +865,7 @@ impl Am {
             } else if !bytes.is_empty() {
                 self.comm.put(slot.offset(8), &bytes)?;
             }
-            self.comm.force_visible()?;
+            self.comm.before_done()?;
             let w = wire::done_word(bytes.len(), large, error);
             self.comm.put(slot, &w.to_le_bytes())?;
             Ok(())
@@ -784,6 +875,29 @@ impl Am {
                 "cannot deliver the reply of {name:?} to locale {} (its done slot {:#x}): {e}",
                 h.src, h.slot
             ));
+        }
+    }
+
+    /// Answers a blocking no-op from the progress thread: its arrival is the
+    /// proof (everything its sender posted before it on that context has
+    /// reached us). A no-op from this locale completes locally (sending to
+    /// ourselves would need the very thread that sends to receive). Returns
+    /// false when the transmit queue is full; the poller retries later.
+    pub(crate) fn answer_nop(&self, h: &Header) -> bool {
+        let mut rh = Header::new(Op::Reply, 0, self.here, h.slot);
+        rh.c = (wire::done_word(0, false, false) & 0xff) as u32;
+        if h.src == self.here {
+            self.on_reply(&rh, &[]);
+            return true;
+        }
+        let mut msg = [0u8; HEADER];
+        rh.encode(&mut msg);
+        match self.comm.send_from_progress(h.src, &msg) {
+            Ok(sent) => sent,
+            Err(e) => self.abort(&format!(
+                "cannot answer the no-op of locale {} (its done slot {:#x}): {e}",
+                h.src, h.slot
+            )),
         }
     }
 
@@ -947,6 +1061,12 @@ impl Am {
                 let payload = payload.to_vec();
                 self.spawner
                     .spawn(Box::new(move || am.run_rma(&h, &payload)));
+            }
+            // The progress thread answers a no-op itself (see `Prover`).
+            Op::Nop if self.cfg.done == DoneMode::Msg && h.blocking() => {
+                if !self.answer_nop(&h) {
+                    self.deferred_nops.push(h);
+                }
             }
             Op::Amo | Op::Nop => self.push_handler(Work {
                 h,

@@ -161,6 +161,9 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
         format!("pgas-am-poll-{}", comm.here()),
         Box::new(move || {
             pin(core, "poller");
+            if let Err(e) = a.comm.bind_progress_thread() {
+                a.abort(&format!("AM progress thread: {e}"));
+            }
             poll_loop(&a)
         }),
     )?;
@@ -171,12 +174,16 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
             format!("pgas-am-handler-{}-{i}", comm.here()),
             Box::new(move || {
                 pin(core, "handler");
+                if let Err(e) = a.comm.bind_am_handler(i) {
+                    a.abort(&format!("AM handler {i}: {e}"));
+                }
                 handler_loop(&a)
             }),
         )?;
         am.handlers.lock().push(h);
     }
     comm.set_amo_fallback(Arc::new(crate::am::Fallback(Arc::downgrade(&am))));
+    comm.set_prover(Arc::new(crate::am::Prover(Arc::downgrade(&am))));
     comm.barrier()?;
     tracing::debug!(
         locale = comm.here(),
@@ -235,6 +242,20 @@ fn poll_loop(am: &Am) {
                      zone's minimum free space is truncated: FI_ETRUNC)",
                     e.error
                 ));
+            }
+        }
+        if let Err(e) = am.comm.reap_progress_sends() {
+            am.abort(&format!("a no-op answer failed: {e}"));
+        }
+        // No-op answers that found a full transmit queue: retry now that
+        // we have received (in arrival order; stop at the first refusal).
+        for _ in 0..am.deferred_nops.len() {
+            let Some(h) = am.deferred_nops.pop() else {
+                break;
+            };
+            if !am.answer_nop(&h) {
+                am.deferred_nops.push(h);
+                break;
             }
         }
         for (i, p) in pending.iter_mut().enumerate() {

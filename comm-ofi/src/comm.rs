@@ -7,9 +7,17 @@
 //! exchange endpoint names and memory keys, and start the progress thread
 //! that lets peers' RMA against this locale complete on providers with
 //! manual progress.
+//!
+//! The entry points do the mode-independent work (validation, the local
+//! shortcut, remote addressing, bounce buffers) and hand the operation to the
+//! MCM selector chosen at start-up, which posts it on the caller's transmit
+//! context with the flags and forcing its mode prescribes. Nothing here
+//! matches on the mode per operation.
 
 use crate::amo::{AmoKind, AmoOp, AmoType, NativeAtomics};
-use crate::ctx::{LocalBuf, RemoteBuf, TxContext, SCRATCH_BYTES};
+use crate::ctx::{
+    AtomicOp, LocalBuf, RemoteBuf, RmaOp, Route, SendOp, TxContext, VisibilityProver, SCRATCH_BYTES,
+};
 use crate::env::Config;
 use crate::error::{Error, Result};
 use crate::heap::Heap;
@@ -18,9 +26,10 @@ use crate::select::{self, SelectRequest, Selection};
 use crate::Mode;
 use bootstrap::Oob;
 use libfabric_sys as sys;
+use mcm::{Binding, Blocking, Selector, Transport};
 use parking_lot::{Mutex, MutexGuard};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 /// A locale number.
@@ -94,9 +103,60 @@ pub trait AmoFallback: Send + Sync {
     ) -> Result<u64>;
 }
 
+/// The transmit-context table: `[0]` shared, `[1]` the AM layer's progress
+/// thread (it answers no-op requests, the visibility proofs), then one per
+/// AM handler, then one per worker. The first `2 + handlers` are required
+/// (a proof waited for on any context is answered through them, so they must
+/// never be held by a waiting thread). When the provider allows fewer
+/// contexts than workers need, workers share the rest with every other
+/// thread, unbound.
+#[derive(Debug, Clone)]
+struct Layout {
+    progress: usize,
+    first_handler: usize,
+    first_worker: usize,
+    workers_bound: bool,
+    /// Contexts shared by unbound threads (taken and released per operation).
+    shared: Vec<usize>,
+}
+
+impl Layout {
+    fn plan(contexts: usize, handlers: usize, workers: usize) -> Result<Layout> {
+        let reserved = 2 + handlers;
+        if contexts < reserved {
+            return Err(Error::Unsupported(format!(
+                "{contexts} transmit contexts available (PGAS_MAX_TX_CONTEXTS or the provider's \
+                 ep_cnt), but at least {reserved} are needed: one shared, one for AM progress \
+                 and one per AM handler (PGAS_AM_HANDLERS={handlers})"
+            )));
+        }
+        let workers_bound = contexts >= reserved + workers;
+        let shared = std::iter::once(0)
+            .chain(if workers_bound {
+                reserved..reserved
+            } else {
+                reserved..contexts
+            })
+            .collect();
+        Ok(Layout {
+            progress: 1,
+            first_handler: 2,
+            first_worker: reserved,
+            workers_bound,
+            shared,
+        })
+    }
+}
+
 /// One locale's communication layer.
 pub struct Comm {
     amo_fallback: parking_lot::RwLock<Option<Arc<dyn AmoFallback>>>,
+    /// The MCM implementors of the mode in force.
+    selector: Selector<TxContext>,
+    /// The AM layer's visibility proof, shared with every context.
+    prover: Arc<OnceLock<Arc<dyn VisibilityProver>>>,
+    /// Which contexts serve whom.
+    layout: Layout,
     /// Whether every worker and AM handler has a context of its own.
     bound: bool,
     /// Which contexts are claimed by a thread for life.
@@ -115,7 +175,6 @@ pub struct Comm {
     _tx_mrs: Vec<Mr>,
     mr: Mr,
     heap: Heap,
-    order_dummy: u64,
     _av: Arc<Av>,
     _domain: Arc<Domain>,
     _fabric: Arc<Fabric>,
@@ -257,10 +316,15 @@ impl Comm {
         // endpoint that talks to us (the original sizes its AV the same way).
         // The transmit-context table: [0] shared by every unbound thread,
         // [1..=workers] one per worker thread, then one per AM handler.
-        let wanted = 1 + cfg.num_workers + cfg.am_handlers;
-        let budget = info.ep_cnt().saturating_sub(1).max(1);
-        let bound = wanted <= budget;
-        let num_ctx = if bound { wanted } else { budget.min(wanted) };
+        let wanted = 2 + cfg.am_handlers + cfg.num_workers;
+        let budget = info
+            .ep_cnt()
+            .saturating_sub(1)
+            .max(1)
+            .min(cfg.max_tx_contexts.unwrap_or(usize::MAX));
+        let num_ctx = budget.min(wanted);
+        let layout = Layout::plan(num_ctx, cfg.am_handlers, cfg.num_workers)?;
+        let bound = layout.workers_bound;
         let av = Av::open(&domain, n as usize * (num_ctx + 1) * 2)?;
         let rx_cq = Cq::open(&domain, 1024, wait)?;
         let tx_cq_size = info.tx_size().clamp(64, 4096) + 64;
@@ -313,22 +377,6 @@ impl Comm {
         }
         let needs_desc = prov.mr_mode & sys::FI_MR_LOCAL != 0;
         let order_dummy = heap.alloc(64, 64)?;
-        let mut contexts = Vec::with_capacity(num_ctx);
-        for (i, ep) in eps.into_iter().enumerate() {
-            let scratch = heap.alloc(SCRATCH_BYTES, 64)? as *mut u8;
-            let desc = match (needs_desc, endpoint_mr) {
-                (false, _) => std::ptr::null_mut(),
-                (true, false) => mr.desc(),
-                (true, true) => tx_mrs[i].desc(),
-            };
-            contexts.push(Mutex::new(TxContext::new(
-                i,
-                ep,
-                scratch,
-                desc,
-                serial.clone(),
-            )));
-        }
 
         // Exchange endpoint names and heap registrations.
         let names = oob.allgather(&rx_ep.name()?)?;
@@ -355,6 +403,45 @@ impl Comm {
             });
         }
 
+        // Every context reaches every locale's order dummy (same heap offset).
+        let dummy_off = order_dummy - heap.base_addr();
+        let virt = prov.mr_mode & sys::FI_MR_VIRT_ADDR != 0;
+        let routes: Arc<[Route]> = peers
+            .iter()
+            .map(|p| Route {
+                fi_addr: p.fi_addr,
+                order_dummy: RemoteBuf {
+                    fi_addr: p.fi_addr,
+                    addr: if virt {
+                        p.heap_base + dummy_off
+                    } else {
+                        dummy_off
+                    },
+                    key: p.key,
+                },
+            })
+            .collect();
+        let prover: Arc<OnceLock<Arc<dyn VisibilityProver>>> = Arc::new(OnceLock::new());
+        let mut contexts = Vec::with_capacity(num_ctx);
+        for (i, ep) in eps.into_iter().enumerate() {
+            let scratch = heap.alloc(SCRATCH_BYTES, 64)? as *mut u8;
+            let desc = match (needs_desc, endpoint_mr) {
+                (false, _) => std::ptr::null_mut(),
+                (true, false) => mr.desc(),
+                (true, true) => tx_mrs[i].desc(),
+            };
+            contexts.push(Mutex::new(TxContext::new(
+                i,
+                ep,
+                scratch,
+                desc,
+                serial.clone(),
+                routes.clone(),
+                prover.clone(),
+                prov.atomics,
+            )));
+        }
+
         // Which atomics are native.
         let native = if prov.atomics {
             let ctx = contexts[0].lock();
@@ -367,8 +454,17 @@ impl Comm {
         let stop = Arc::new(AtomicBool::new(false));
         let progress = spawn_progress(rx_ep.clone(), stop.clone(), serial)?;
 
+        if cfg.weaken.is_some() {
+            tracing::warn!(
+                weakening = ?cfg.weaken,
+                "PGAS_MCM_WEAKEN is set: the memory model is deliberately broken (test-only)"
+            );
+        }
         let comm = Comm {
             amo_fallback: parking_lot::RwLock::new(None),
+            selector: Selector::weakened(prov.mode, cfg.weaken),
+            prover,
+            layout,
             bound,
             claimed: (0..num_ctx).map(|_| AtomicBool::new(false)).collect(),
             rx_serial: serial_for_rx,
@@ -384,7 +480,6 @@ impl Comm {
             _tx_mrs: tx_mrs,
             mr,
             heap,
-            order_dummy,
             _av: av,
             _domain: domain,
             _fabric: fabric,
@@ -404,11 +499,15 @@ impl Comm {
     pub fn describe(&self) -> String {
         format!(
             "pgas-comm: {} MCM mode, {} provider, {} locales, {} endpoints ({} tx contexts), \
-             {} heap, {} atomics, {} progress",
+             {} heap, {} atomics, {} progress{}",
             self.prov.mode,
             self.prov.name,
             self.n,
-            if self.bound { "bound" } else { "unbound" },
+            if self.layout.workers_bound {
+                "bound"
+            } else {
+                "unbound"
+            },
             self.contexts.len(),
             human_size(self.heap.size()),
             if self.native.any() {
@@ -419,6 +518,10 @@ impl Comm {
             match self.prov.wait {
                 WaitMode::Spin => "polling",
                 WaitMode::Block => "blocking-wait",
+            },
+            match self.cfg.weaken {
+                Some(w) => format!(", MCM WEAKENED ({w:?}, test-only)"),
+                None => String::new(),
             }
         )
     }
@@ -547,14 +650,42 @@ impl Comm {
     }
 
     /// The calling thread's transmit context: its own when it is bound,
-    /// otherwise the shared one (locked).
+    /// otherwise one of the shared ones (locked; a free one if any).
     fn ctx(&self) -> MutexGuard<'_, TxContext> {
         let me = self as *const Comm as usize;
-        let idx = BOUND_CTX.with(|b| match b.get() {
-            Some((owner, i)) if owner == me => i,
-            _ => 0,
+        let bound = BOUND_CTX.with(|b| match b.get() {
+            Some((owner, i)) if owner == me => Some(i),
+            _ => None,
         });
-        self.contexts[idx].lock()
+        if let Some(i) = bound {
+            return self.contexts[i].lock();
+        }
+        let shared = &self.layout.shared;
+        if shared.len() == 1 {
+            return self.contexts[shared[0]].lock();
+        }
+        let start = SHARED_HINT.with(|h| h.get()) % shared.len();
+        for k in 0..shared.len() {
+            let i = shared[(start + k) % shared.len()];
+            if let Some(g) = self.contexts[i].try_lock() {
+                return g;
+            }
+        }
+        self.contexts[shared[start]].lock()
+    }
+
+    /// Runs `f` on the caller's context; an unbound context is released
+    /// (its dangling stores forced visible) before another thread may take it.
+    fn with_ctx<R>(&self, f: impl FnOnce(&mut TxContext) -> Result<R>) -> Result<R> {
+        let mut ctx = self.ctx();
+        let r = f(&mut ctx);
+        if ctx.binding() == Binding::Unbound {
+            let released = self.selector.release(&mut ctx);
+            if r.is_ok() {
+                released?;
+            }
+        }
+        r
     }
 
     /// Binds the calling thread to worker context `worker` for the rest of
@@ -569,7 +700,11 @@ impl Comm {
                 reason: format!("PGAS_NUM_WORKERS is {workers}"),
             });
         }
-        self.bind_index(1 + worker)
+        if !self.layout.workers_bound {
+            SHARED_HINT.with(|h| h.set(worker));
+            return Ok(());
+        }
+        self.bind_index(self.layout.first_worker + worker)
     }
 
     /// Binds the calling thread to AM-handler context `handler`.
@@ -581,19 +716,29 @@ impl Comm {
                 reason: format!("PGAS_AM_HANDLERS is {}", self.cfg.am_handlers),
             });
         }
-        self.bind_index(1 + self.cfg.num_workers + handler)
+        self.bind_index(self.layout.first_handler + handler)
+    }
+
+    /// Binds the calling thread (the AM layer's progress thread) to the
+    /// progress context. Whatever it sends must never wait on a proof.
+    ///
+    /// Its sends fail with [`Error::WouldBlock`] instead of waiting for room
+    /// in a full transmit queue: a peer's queue drains only while its own
+    /// progress thread receives, so two progress threads waiting on each
+    /// other's queues would hang.
+    pub fn bind_progress_thread(&self) -> Result<()> {
+        self.bind_index(self.layout.progress)?;
+        self.contexts[self.layout.progress].lock().set_fail_fast();
+        Ok(())
     }
 
     fn bind_index(&self, idx: usize) -> Result<()> {
-        if !self.bound || idx >= self.contexts.len() {
-            // Unbound: the thread keeps using the shared context.
-            return Ok(());
-        }
         if self.claimed[idx].swap(true, Ordering::AcqRel) {
             return Err(Error::Unsupported(format!(
                 "transmit context {idx} is already bound to another thread"
             )));
         }
+        self.contexts[idx].lock().bind();
         let me = self as *const Comm as usize;
         BOUND_CTX.with(|b| b.set(Some((me, idx))));
         Ok(())
@@ -604,19 +749,38 @@ impl Comm {
         self.bound
     }
 
-    fn mode_flags(&self) -> u64 {
-        match self.prov.mode {
-            Mode::DeliveryComplete => sys::FI_DELIVERY_COMPLETE,
-            _ => 0,
+    /// Whether the calling thread owns a transmit context for the run.
+    pub fn thread_is_bound(&self) -> bool {
+        let me = self as *const Comm as usize;
+        BOUND_CTX.with(|b| matches!(b.get(), Some((owner, _)) if owner == me))
+    }
+
+    /// Validates a PUT/GET and tells where it goes; `None` means nothing to
+    /// send (empty).
+    fn rma_target(&self, at: GlobalAddr, len: usize) -> Result<Option<RemoteBuf>> {
+        let remote = self.remote(at, len)?;
+        Ok((len > 0).then_some(remote))
+    }
+
+    fn rma_op(&self, ctx: &TxContext, ptr: *const u8, len: usize, remote: RemoteBuf) -> RmaOp {
+        RmaOp {
+            local: LocalBuf {
+                ptr: ptr as *mut u8,
+                len,
+                desc: self.local_desc(ctx, ptr, len),
+            },
+            remote,
+            chunk: self.prov.max_msg_size,
+            seq: 0,
         }
     }
 
-    /// Blocking PUT: copies `src` to `dst`. On return `src` may be reused.
+    /// Blocking PUT: copies `src` to `dst`. On return `src` may be reused;
+    /// the stores become visible to others by the caller's next MCM boundary.
     pub fn put(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
-        let remote = self.remote(dst, src.len())?;
-        if src.is_empty() {
+        let Some(remote) = self.rma_target(dst, src.len())? else {
             return Ok(());
-        }
+        };
         if dst.locale == self.me {
             // SAFETY: dst was validated to lie in our heap; src is a live slice;
             // ranges may overlap (memmove semantics).
@@ -633,33 +797,18 @@ impl Comm {
                 true,
             );
         }
-        let mut ctx = self.ctx();
-        let desc = self.local_desc(&ctx, src.as_ptr(), src.len());
-        let flags = self.mode_flags();
-        for (i, chunk) in src.chunks(self.prov.max_msg_size).enumerate() {
-            let off = (i * self.prov.max_msg_size) as u64;
-            let local = LocalBuf {
-                ptr: chunk.as_ptr() as *mut u8,
-                len: chunk.len(),
-                desc,
-            };
-            let r = RemoteBuf {
-                addr: remote.addr + off,
-                ..remote
-            };
-            ctx.write(local, r, flags)?;
-        }
-        ctx.wait_all()?;
-        ctx.mark_put_dangling(dst.locale, self.n);
-        Ok(())
+        self.with_ctx(|ctx| {
+            let op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
+            self.selector
+                .put(ctx, dst.locale as usize, op, Blocking::Yes)
+        })
     }
 
     /// Blocking GET: copies `src` into `dst`.
     pub fn get(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
-        let remote = self.remote(src, dst.len())?;
-        if dst.is_empty() {
+        let Some(remote) = self.rma_target(src, dst.len())? else {
             return Ok(());
-        }
+        };
         if src.locale == self.me {
             // SAFETY: src was validated to lie in our heap; dst is a live slice.
             unsafe { std::ptr::copy(src.addr as *const u8, dst.as_mut_ptr(), dst.len()) };
@@ -674,23 +823,91 @@ impl Comm {
                 false,
             );
         }
-        let mut ctx = self.ctx();
-        let desc = self.local_desc(&ctx, dst.as_ptr(), dst.len());
-        let max = self.prov.max_msg_size;
-        for (i, chunk) in dst.chunks_mut(max).enumerate() {
-            let local = LocalBuf {
-                ptr: chunk.as_mut_ptr(),
-                len: chunk.len(),
-                desc,
-            };
-            let r = RemoteBuf {
-                addr: remote.addr + (i * max) as u64,
-                ..remote
-            };
-            ctx.read(local, r, 0)?;
+        self.with_ctx(|ctx| {
+            let op = self.rma_op(ctx, dst.as_ptr(), dst.len(), remote);
+            self.selector
+                .get(ctx, src.locale as usize, op, Blocking::Yes)
+        })
+    }
+
+    /// Non-blocking PUT of `src` to `dst`: `src` must not be modified until
+    /// the handle reports completion (the handle waits when dropped).
+    pub fn put_nb<'a>(&'a self, dst: GlobalAddr, src: &'a [u8]) -> Result<NbHandle<'a>> {
+        let Some(remote) = self.rma_target(dst, src.len())? else {
+            return Ok(NbHandle::done(self));
+        };
+        if dst.locale == self.me || self.needs_bounce(src.as_ptr(), src.len()) {
+            self.put(dst, src)?;
+            return Ok(NbHandle::done(self));
         }
-        ctx.wait_all()?;
-        Ok(())
+        self.nb(|ctx| {
+            let mut op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
+            op.seq = ctx.next_seq();
+            let seq = op.seq;
+            self.selector
+                .put(ctx, dst.locale as usize, op, Blocking::No)?;
+            Ok(seq)
+        })
+    }
+
+    /// Non-blocking GET of `src` into `dst`: `dst` holds the data once the
+    /// handle reports completion (the handle waits when dropped).
+    pub fn get_nb<'a>(&'a self, dst: &'a mut [u8], src: GlobalAddr) -> Result<NbHandle<'a>> {
+        let Some(remote) = self.rma_target(src, dst.len())? else {
+            return Ok(NbHandle::done(self));
+        };
+        if src.locale == self.me || self.needs_bounce(dst.as_ptr(), dst.len()) {
+            self.get(dst, src)?;
+            return Ok(NbHandle::done(self));
+        }
+        self.nb(|ctx| {
+            let mut op = self.rma_op(ctx, dst.as_ptr(), dst.len(), remote);
+            op.seq = ctx.next_seq();
+            let seq = op.seq;
+            self.selector
+                .get(ctx, src.locale as usize, op, Blocking::No)?;
+            Ok(seq)
+        })
+    }
+
+    /// Posts a non-blocking operation with `post` and wraps it in a handle.
+    /// On an unbound context the release waits for it, so the handle is
+    /// complete at once.
+    fn nb(&self, post: impl FnOnce(&mut TxContext) -> Result<u64>) -> Result<NbHandle<'_>> {
+        let mut ctx = self.ctx();
+        let seq = post(&mut ctx)?;
+        if ctx.binding() == Binding::Unbound {
+            self.selector.release(&mut ctx)?;
+            ctx.wait_local()?;
+            return Ok(NbHandle::done(self));
+        }
+        Ok(NbHandle {
+            comm: self,
+            ctx: ctx.index,
+            seq,
+            done: false,
+            _buf: std::marker::PhantomData,
+        })
+    }
+
+    /// Waits until one of `handles` has completed and returns its index.
+    /// An empty slice is an error.
+    pub fn wait_any(&self, handles: &mut [NbHandle<'_>]) -> Result<usize> {
+        if handles.is_empty() {
+            return Err(Error::InvalidSize {
+                what: "handle count for wait_any",
+                size: 0,
+                reason: "needs at least one handle".into(),
+            });
+        }
+        loop {
+            for (i, h) in handles.iter_mut().enumerate() {
+                if h.test()? {
+                    return Ok(i);
+                }
+            }
+            std::thread::yield_now();
+        }
     }
 
     /// PUT/GET through a registered bounce buffer (providers with `FI_MR_LOCAL`
@@ -707,25 +924,24 @@ impl Comm {
         let tmp_addr = self.heap.alloc(piece, 64)?;
         // SAFETY: tmp_addr..+piece is a fresh heap allocation only we use.
         let tmp = unsafe { std::slice::from_raw_parts_mut(tmp_addr as *mut u8, piece) };
+        let target = remote_at.locale as usize;
         let result = (|| {
             let mut off = 0;
             while off < len {
                 let n = piece.min(len - off);
                 let r = self.remote(remote_at.offset(off as u64), n)?;
-                let mut ctx = self.ctx();
-                let local = LocalBuf {
-                    ptr: tmp.as_mut_ptr(),
-                    len: n,
-                    desc: ctx.heap_desc(),
-                };
                 if is_put {
                     copy(tmp, off, n);
-                    ctx.write(local, r, self.mode_flags())?;
-                    ctx.wait_all()?;
-                    ctx.mark_put_dangling(remote_at.locale, self.n);
-                } else {
-                    ctx.read(local, r, 0)?;
-                    ctx.wait_all()?;
+                }
+                self.with_ctx(|ctx| {
+                    let op = self.rma_op(ctx, tmp.as_ptr(), n, r);
+                    if is_put {
+                        self.selector.put(ctx, target, op, Blocking::Yes)
+                    } else {
+                        self.selector.get(ctx, target, op, Blocking::Yes)
+                    }
+                })?;
+                if !is_put {
                     copy(tmp, off, n);
                 }
                 off += n;
@@ -769,70 +985,91 @@ impl Comm {
                 self.prov.name
             )));
         }
-        let mut ctx = self.ctx();
-        // Interim visibility: a writing AMO is ordered after every earlier PUT.
-        self.force_visible_locked(&mut ctx)?;
-        {
-            let (o, c, r) = ctx.scratch_words();
-            *o = operand.to_le_bytes();
-            *c = compare.to_le_bytes();
-            *r = [0; 8];
-        }
-        let flags = self.mode_flags();
-        ctx.atomic(remote, ty.datatype(), op.fi_op(), kind, flags)?;
-        ctx.wait_all()?;
-        let (_, _, r) = ctx.scratch_words();
-        let mut out = [0u8; 8];
-        out[..size].copy_from_slice(&r[..size]);
-        Ok(if kind == AmoKind::Plain {
-            0
-        } else {
-            u64::from_le_bytes(out)
+        let policy_kind = match (kind, op) {
+            (AmoKind::Plain, _) => mcm::AmoKind::Update,
+            (_, AmoOp::Read) => mcm::AmoKind::Read,
+            _ => mcm::AmoKind::FetchUpdate,
+        };
+        self.with_ctx(|ctx| {
+            {
+                let (o, c, r) = ctx.scratch_words();
+                *o = operand.to_le_bytes();
+                *c = compare.to_le_bytes();
+                *r = [0; 8];
+            }
+            let atomic = AtomicOp {
+                remote,
+                datatype: ty.datatype(),
+                op: op.fi_op(),
+                kind,
+            };
+            self.selector
+                .amo(ctx, target.locale as usize, atomic, policy_kind)?;
+            let (_, _, r) = ctx.scratch_words();
+            let mut out = [0u8; 8];
+            out[..size].copy_from_slice(&r[..size]);
+            Ok(if kind == AmoKind::Plain {
+                0
+            } else {
+                u64::from_le_bytes(out)
+            })
         })
     }
 
-    /// Forces every dangling store of every context visible.
+    /// The MCM boundary on the calling thread's transmit context: every
+    /// store it issued (PUTs, non-fetching AMOs) becomes visible at its
+    /// target before this returns.
     pub fn force_visible(&self) -> Result<()> {
-        for c in &self.contexts {
-            let mut ctx = c.lock();
-            self.force_visible_locked(&mut ctx)?;
-        }
-        Ok(())
+        self.with_ctx(|ctx| self.selector.force_visible(ctx))
     }
 
-    fn force_visible_locked(&self, ctx: &mut TxContext) -> Result<()> {
-        let targets = ctx.take_put_dangling();
-        if targets.is_empty() {
-            return Ok(());
+    /// The boundary on every transmit context of this locale (barrier,
+    /// finalize): what any thread stored before is visible after it.
+    pub fn force_visible_all(&self) -> Result<()> {
+        let mut first_err = None;
+        for c in &self.contexts {
+            if let Err(e) = self.selector.force_visible(&mut c.lock()) {
+                first_err.get_or_insert(e);
+            }
         }
-        let flags = if self.prov.mode == Mode::MessageOrderFence {
-            sys::FI_FENCE
-        } else {
-            0
-        };
-        let (_, _, r) = ctx.scratch_words();
-        let dst = r.as_mut_ptr();
-        for t in targets {
-            let remote = self.remote(
-                GlobalAddr::new(
-                    t,
-                    self.peers[t as usize].heap_base + (self.order_dummy - self.heap.base_addr()),
-                ),
-                8,
-            )?;
-            let local = LocalBuf {
-                ptr: dst,
-                len: 8,
-                desc: ctx.heap_desc(),
-            };
-            ctx.read(local, remote, flags)?;
-        }
-        ctx.wait_all()
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Boundary hook: a task is about to create a child task, which must see
+    /// every store the creator issued.
+    pub fn task_create(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Boundary hook: the calling task ends; whoever joins it must see its stores.
+    pub fn task_end(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Boundary hook: an on-statement body starts on this locale.
+    pub fn on_start(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Boundary hook: an on-statement body ends; its initiator must see its stores.
+    pub fn on_end(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Boundary hook: the AM handler is about to report 'done' for a request.
+    pub fn before_done(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Installs the AM layer's no-op as the proof that native AMOs are
+    /// visible (see [`VisibilityProver`]). Later calls are ignored.
+    pub fn set_prover(&self, prover: Arc<dyn VisibilityProver>) {
+        let _ = self.prover.set(prover);
     }
 
     /// Job-wide barrier; every store issued before it is visible after it.
     pub fn barrier(&self) -> Result<()> {
-        self.force_visible()?;
+        self.force_visible_all()?;
         self.oob.barrier()?;
         Ok(())
     }
@@ -920,20 +1157,66 @@ impl Comm {
             .map_err(Error::Ofi)
     }
 
-    /// Sends `msg` to `target`'s receive endpoint and waits for local
-    /// completion (the buffer may be reused on return). `msg` must lie in the
-    /// registered heap when the provider needs `FI_MR_LOCAL`.
+    /// Sends the AM request `msg` to `target`'s receive endpoint through the
+    /// MCM selector (which first makes the caller's stores visible as the
+    /// mode says) and waits for local completion (the buffer may be reused
+    /// on return). `msg` must lie in the registered heap when the provider
+    /// needs `FI_MR_LOCAL`.
     pub fn send(&self, target: Locale, msg: &[u8]) -> Result<()> {
         self.check_locale(target)?;
-        let mut ctx = self.ctx();
-        let desc = self.local_desc(&ctx, msg.as_ptr(), msg.len());
-        let local = LocalBuf {
-            ptr: msg.as_ptr() as *mut u8,
-            len: msg.len(),
-            desc,
-        };
-        ctx.send(self.peers[target as usize].fi_addr, local, 0)?;
-        ctx.wait_all()
+        self.with_ctx(|ctx| {
+            let local = LocalBuf {
+                ptr: msg.as_ptr() as *mut u8,
+                len: msg.len(),
+                desc: self.local_desc(ctx, msg.as_ptr(), msg.len()),
+            };
+            self.selector.send(ctx, target as usize, SendOp { local })
+        })
+    }
+
+    /// Sends a short message (at most the provider's inject size) from the
+    /// AM progress thread without waiting for it to complete: with
+    /// providers whose send completion needs the peer's progress thread
+    /// (udp;ofi_rxd acknowledges in software), two progress threads waiting
+    /// on each other's sends would hang. Returns `Ok(false)` if the
+    /// transmit queue is full (nothing sent; try again after receiving).
+    /// Bypasses the MCM selector: the progress thread issues no stores.
+    pub fn send_from_progress(&self, target: Locale, msg: &[u8]) -> Result<bool> {
+        self.check_locale(target)?;
+        if msg.len() > self.prov.inject_size {
+            return Err(Error::InvalidSize {
+                what: "message sent from the progress thread",
+                size: msg.len(),
+                reason: format!(
+                    "the inject size of {} is {}",
+                    self.prov.name, self.prov.inject_size
+                ),
+            });
+        }
+        if !self.is_progress_thread() {
+            return Err(Error::Unsupported(
+                "send_from_progress called outside the AM progress thread".into(),
+            ));
+        }
+        let mut ctx = self.contexts[self.layout.progress].lock();
+        match ctx.inject_send(target as usize, msg) {
+            Ok(()) => Ok(true),
+            Err(Error::WouldBlock { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Reaps completions of [`Comm::send_from_progress`] without waiting.
+    pub fn reap_progress_sends(&self) -> Result<()> {
+        self.contexts[self.layout.progress]
+            .lock()
+            .progress_nowait()
+            .map(|_| ())
+    }
+
+    fn is_progress_thread(&self) -> bool {
+        let me = self as *const Comm as usize;
+        BOUND_CTX.with(|b| b.get() == Some((me, self.layout.progress)))
     }
 
     /// Registration key of this locale's heap (diagnostics).
@@ -956,6 +1239,15 @@ impl Drop for Comm {
 thread_local! {
     /// (owning Comm's address, context index) of the calling thread's bound context.
     static BOUND_CTX: std::cell::Cell<Option<(usize, usize)>> = const { std::cell::Cell::new(None) };
+    /// Which shared context an unbound thread tries first.
+    static SHARED_HINT: std::cell::Cell<usize> = std::cell::Cell::new(thread_hint());
+}
+
+fn thread_hint() -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::thread::current().id().hash(&mut h);
+    h.finish() as usize
 }
 
 fn spawn_progress(
@@ -998,89 +1290,75 @@ fn human_size(b: usize) -> String {
 
 /// A non-blocking PUT or GET in flight: the buffer it borrows may not be
 /// touched until [`NbHandle::wait`] (or a [`NbHandle::test`] that returned
-/// `true`, or [`Comm::wait_any`]) says it has completed.
-#[derive(Debug)]
+/// `true`, or [`Comm::wait_any`]) says it has completed. Dropping a handle
+/// waits for the operation.
 #[must_use = "a non-blocking operation must be waited for before its buffer is reused"]
 pub struct NbHandle<'a> {
+    comm: &'a Comm,
+    ctx: usize,
+    seq: u64,
     done: bool,
     _buf: std::marker::PhantomData<&'a mut [u8]>,
 }
 
-impl NbHandle<'_> {
-    /// Whether the operation has completed (drives progress).
+impl std::fmt::Debug for NbHandle<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NbHandle")
+            .field("ctx", &self.ctx)
+            .field("seq", &self.seq)
+            .field("done", &self.done)
+            .finish()
+    }
+}
+
+impl<'a> NbHandle<'a> {
+    fn done(comm: &'a Comm) -> NbHandle<'a> {
+        NbHandle {
+            comm,
+            ctx: 0,
+            seq: 0,
+            done: true,
+            _buf: std::marker::PhantomData,
+        }
+    }
+
+    /// Whether the operation has completed (reaps completions first).
     pub fn test(&mut self) -> Result<bool> {
+        if !self.done {
+            let mut ctx = self.comm.contexts[self.ctx].lock();
+            if !ctx.nb_done(self.seq) {
+                ctx.progress()?;
+            }
+            self.done = ctx.nb_done(self.seq);
+        }
         Ok(self.done)
     }
 
     /// Waits for the operation to complete.
     pub fn wait(mut self) -> Result<()> {
-        self.done = true;
+        self.wait_mut()
+    }
+
+    fn wait_mut(&mut self) -> Result<()> {
+        let mut idle = 0u32;
+        while !self.test()? {
+            idle += 1;
+            if idle > 64 {
+                std::thread::yield_now();
+            }
+        }
         Ok(())
     }
 }
 
-impl Comm {
-    /// Boundary hook: a task is about to create a child task, which must see
-    /// every store the creator issued.
-    pub fn task_create(&self) -> Result<()> {
-        self.force_visible()
-    }
-
-    /// Boundary hook: the calling task ends; whoever joins it must see its stores.
-    pub fn task_end(&self) -> Result<()> {
-        self.force_visible()
-    }
-
-    /// Boundary hook: an on-statement body starts on this locale.
-    pub fn on_start(&self) -> Result<()> {
-        self.force_visible()
-    }
-
-    /// Boundary hook: an on-statement body ends; its initiator must see its stores.
-    pub fn on_end(&self) -> Result<()> {
-        self.force_visible()
-    }
-
-    /// Boundary hook: the AM handler is about to report 'done' for a request.
-    pub fn before_done(&self) -> Result<()> {
-        self.force_visible()
-    }
-
-    /// Non-blocking PUT of `src` to `dst`.
-    pub fn put_nb<'a>(&self, dst: GlobalAddr, src: &'a [u8]) -> Result<NbHandle<'a>> {
-        self.put(dst, src)?;
-        Ok(NbHandle {
-            done: true,
-            _buf: std::marker::PhantomData,
-        })
-    }
-
-    /// Non-blocking GET of `src` into `dst`.
-    pub fn get_nb<'a>(&self, dst: &'a mut [u8], src: GlobalAddr) -> Result<NbHandle<'a>> {
-        self.get(dst, src)?;
-        Ok(NbHandle {
-            done: true,
-            _buf: std::marker::PhantomData,
-        })
-    }
-
-    /// Waits until one of `handles` has completed and returns its index.
-    /// An empty slice is an error.
-    pub fn wait_any(&self, handles: &mut [NbHandle<'_>]) -> Result<usize> {
-        if handles.is_empty() {
-            return Err(Error::InvalidSize {
-                what: "handle count for wait_any",
-                size: 0,
-                reason: "needs at least one handle".into(),
-            });
-        }
-        loop {
-            for (i, h) in handles.iter_mut().enumerate() {
-                if h.test()? {
-                    return Ok(i);
-                }
+impl Drop for NbHandle<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            if let Err(e) = self.wait_mut() {
+                tracing::error!("non-blocking operation failed while its handle was dropped: {e}");
+                // The buffer is released either way: the op completed in error.
+                self.done = true;
             }
-            std::thread::yield_now();
         }
     }
 }

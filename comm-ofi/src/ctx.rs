@@ -3,14 +3,19 @@
 //!
 //! Ordering guarantees of libfabric (message ordering, fences) hold only
 //! between operations on the same context, so the MCM bookkeeping (which
-//! targets hold dangling stores) lives here too. The posting calls ride out
-//! `-FI_EAGAIN` by reaping completions (which also drives manual progress).
+//! targets hold dangling stores) lives here too: `TxContext` is the libfabric
+//! [`mcm::Transport`]. The policy (which flags, when to force) is the `mcm`
+//! crate's; this file only posts what it is told and waits. The posting calls
+//! ride out `-FI_EAGAIN` by reaping completions (which also drives manual
+//! progress).
 
 use crate::error::{check, Error, OfiError, Result};
 use crate::ofi::{CqEntry, Endpoint, WaitMode};
 use libfabric_sys as sys;
+use mcm::{Binding, DanglingStores, OpFlags, Transport};
 use std::ffi::c_void;
 use std::ptr;
+use std::sync::{Arc, OnceLock};
 
 /// Scratch words per context for atomic operands/results (registered memory).
 pub const SCRATCH_BYTES: usize = 64;
@@ -29,7 +34,24 @@ pub struct TxContext {
     wait: WaitMode,
     /// Index in the context table (for messages).
     pub index: usize,
-    put_dangling: Vec<u32>,
+    /// Bound to one thread for the run, or shared.
+    binding: Binding,
+    /// Targets with stores not yet known visible (the policy's state).
+    dangling: DanglingStores,
+    /// How to reach each locale's receive endpoint and order-dummy word.
+    routes: Arc<[Route]>,
+    /// The AM layer's no-op, once it is running (see [`VisibilityProver`]).
+    prover: Arc<OnceLock<Arc<dyn VisibilityProver>>>,
+    /// Proofs posted and not yet answered; [`Transport::wait_all`] waits for them.
+    proofs: Vec<ProofRequest>,
+    /// Whether native atomics are usable (the fallback proof needs them).
+    native_atomics: bool,
+    /// Non-blocking operations in flight: (sequence number, chunks left).
+    nb_inflight: Vec<(u64, u32)>,
+    /// Sequence number of the next non-blocking operation (never 0).
+    next_seq: u64,
+    /// Return [`Error::WouldBlock`] instead of retrying a full queue.
+    fail_fast: bool,
     /// Domain-wide lock for providers whose threading claims do not hold
     /// (see `quirks`); None for the others.
     serial: Option<DomainLock>,
@@ -45,6 +67,84 @@ struct AmoDesc {
     result: sys::fi_ioc,
     rma: sys::fi_rma_ioc,
     desc: [*mut c_void; 3],
+}
+
+/// How a context reaches one locale.
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    /// AV address of the locale's receive endpoint (RMA target and AM receiver).
+    pub fi_addr: sys::fi_addr_t,
+    /// The locale's order-dummy word: the target of order GETs.
+    pub order_dummy: RemoteBuf,
+}
+
+/// A blocking no-op request prepared by the AM layer: the message to send
+/// (in registered memory) and whatever the layer needs to await its reply.
+#[derive(Debug)]
+pub struct ProofRequest {
+    /// The locale it goes to.
+    pub target: u32,
+    /// Start of the encoded request, in the registered heap.
+    pub msg: *const u8,
+    /// Its length.
+    pub len: usize,
+    /// The AM layer's handle (buffers, done slot).
+    pub token: [u64; 2],
+}
+
+// SAFETY: msg points into the registered heap, which outlives every request,
+// and only the context holding the request touches it.
+unsafe impl Send for ProofRequest {}
+
+/// Proves native AMOs visible with a blocking no-op AM sent on the same
+/// transmit context (installed by the AM layer with [`crate::Comm::set_prover`]).
+///
+/// The no-op is posted *on the context that issued the AMOs*, so the
+/// provider's send-after-write ordering (message-order mode) or `FI_FENCE`
+/// (message-order-fence mode) puts it behind them; the target's handler
+/// replies after the request arrived, and the reply is the proof: a plain
+/// read does not prove an atomic visible (`fi_atomic(3)`).
+pub trait VisibilityProver: Send + Sync + std::fmt::Debug {
+    /// Encodes a blocking no-op request for `target` into registered memory.
+    fn prepare(&self, target: u32) -> Result<ProofRequest>;
+    /// Waits for the reply to a sent request and frees what it held.
+    fn await_reply(&self, req: ProofRequest) -> Result<()>;
+    /// Frees a request that was never sent.
+    fn cancel(&self, req: ProofRequest);
+}
+
+/// A PUT or GET as the policy passes it to the transport: one local buffer
+/// against one remote range, posted in chunks of at most `chunk` bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct RmaOp {
+    /// The local side.
+    pub local: LocalBuf,
+    /// The remote side.
+    pub remote: RemoteBuf,
+    /// Largest single transfer.
+    pub chunk: usize,
+    /// Non-zero for a non-blocking operation tracked by a handle.
+    pub seq: u64,
+}
+
+/// A native atomic on one element (operands in the context's scratch words).
+#[derive(Debug, Clone, Copy)]
+pub struct AtomicOp {
+    /// The target word.
+    pub remote: RemoteBuf,
+    /// Its libfabric datatype.
+    pub datatype: sys::fi_datatype,
+    /// The libfabric operation.
+    pub op: sys::fi_op,
+    /// Plain, fetching or compare.
+    pub kind: crate::amo::AmoKind,
+}
+
+/// An AM send: a message in registered memory (where the provider needs it).
+#[derive(Debug, Clone, Copy)]
+pub struct SendOp {
+    /// The message.
+    pub local: LocalBuf,
 }
 
 /// A lock serialising every libfabric call of a domain.
@@ -78,13 +178,18 @@ pub struct RemoteBuf {
 }
 
 impl TxContext {
-    /// Wraps an enabled endpoint; `scratch` is `SCRATCH_BYTES` of registered heap.
+    /// Wraps an enabled endpoint; `scratch` is `SCRATCH_BYTES` of registered
+    /// heap. The context starts [`Binding::Unbound`] (shared).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         index: usize,
         ep: std::sync::Arc<Endpoint>,
         scratch: *mut u8,
         desc: *mut c_void,
         serial: Option<DomainLock>,
+        routes: Arc<[Route]>,
+        prover: Arc<OnceLock<Arc<dyn VisibilityProver>>>,
+        native_atomics: bool,
     ) -> TxContext {
         let wait = ep.cq().wait_mode();
         TxContext {
@@ -94,9 +199,53 @@ impl TxContext {
             desc,
             wait,
             index,
-            put_dangling: Vec::new(),
+            binding: Binding::Unbound,
+            dangling: DanglingStores::new(routes.len()),
+            routes,
+            prover,
+            proofs: Vec::new(),
+            native_atomics,
+            nb_inflight: Vec::new(),
+            next_seq: 1,
+            fail_fast: false,
             serial,
             amo_desc: Box::default(),
+        }
+    }
+
+    /// Marks the context as owned by one thread for the rest of the run.
+    pub fn bind(&mut self) {
+        self.binding = Binding::Bound;
+    }
+
+    /// From now on a full transmit queue is an [`Error::WouldBlock`] rather
+    /// than a wait (for a thread that must not stop receiving).
+    pub fn set_fail_fast(&mut self) {
+        self.fail_fast = true;
+    }
+
+    /// A fresh sequence number for a non-blocking operation.
+    pub fn next_seq(&mut self) -> u64 {
+        let s = self.next_seq;
+        self.next_seq += 1;
+        s
+    }
+
+    /// Whether the non-blocking operation `seq` has completed.
+    pub fn nb_done(&self, seq: u64) -> bool {
+        !self.nb_inflight.iter().any(|(s, _)| *s == seq)
+    }
+
+    fn nb_completed(&mut self, context: *mut c_void) {
+        let seq = context as u64;
+        if seq == 0 {
+            return;
+        }
+        if let Some(i) = self.nb_inflight.iter().position(|(s, _)| *s == seq) {
+            self.nb_inflight[i].1 -= 1;
+            if self.nb_inflight[i].1 == 0 {
+                self.nb_inflight.swap_remove(i);
+            }
         }
     }
 
@@ -110,27 +259,62 @@ impl TxContext {
         self.desc
     }
 
-    /// Reaps completions without waiting; returns how many were reaped.
+    /// Reaps completions; on a blocking CQ with operations in flight it
+    /// waits up to 1 ms for one. Returns how many were reaped.
     pub fn progress(&mut self) -> Result<usize> {
-        let mut buf = [CqEntry::default(); 16];
         let timeout = if self.outstanding > 0 { 1 } else { 0 };
+        self.reap(timeout)
+    }
+
+    /// Reaps completions without waiting at all.
+    pub fn progress_nowait(&mut self) -> Result<usize> {
+        if self.outstanding == 0 {
+            return Ok(0);
+        }
+        self.reap(0)
+    }
+
+    /// Posts a send of `msg` (at most the inject size) with `FI_INJECT`: the
+    /// buffer is free on return and the call never waits for the send to
+    /// complete (its completion is reaped by a later progress call).
+    /// With [`TxContext::set_fail_fast`], a full queue is `WouldBlock`.
+    pub fn inject_send(&mut self, target: usize, msg: &[u8]) -> Result<()> {
+        self.progress_nowait()?;
+        let local = LocalBuf {
+            ptr: msg.as_ptr() as *mut u8,
+            len: msg.len(),
+            desc: ptr::null_mut(),
+        };
+        let fi_addr = self.routes[target].fi_addr;
+        self.send(fi_addr, local, sys::FI_INJECT)
+    }
+
+    fn reap(&mut self, timeout: i32) -> Result<usize> {
+        let mut buf = [CqEntry::default(); 16];
         let guard = self.serial.as_ref().map(|l| l.lock());
         let r = self.ep.cq().read(&mut buf, timeout);
         drop(guard);
         match r {
             Ok(n) => {
                 self.outstanding = self.outstanding.saturating_sub(n);
+                if !self.nb_inflight.is_empty() {
+                    for e in &buf[..n] {
+                        self.nb_completed(e.op_context);
+                    }
+                }
                 Ok(n)
             }
             Err(e) => {
                 self.outstanding = self.outstanding.saturating_sub(1);
+                self.nb_completed(e.op_context);
                 Err(Error::Ofi(e.error))
             }
         }
     }
 
-    /// Waits until every operation posted on this context has completed.
-    pub fn wait_all(&mut self) -> Result<()> {
+    /// Waits until every operation posted on this context has completed
+    /// locally (proofs not included: see [`Transport::wait_all`]).
+    pub fn wait_local(&mut self) -> Result<()> {
         let mut idle = 0u32;
         let mut first_err = None;
         while self.outstanding > 0 {
@@ -164,6 +348,9 @@ impl TxContext {
             drop(guard);
             if ret == -(sys::FI_EAGAIN as isize) {
                 self.progress()?;
+                if self.fail_fast {
+                    return Err(Error::WouldBlock { call });
+                }
                 continue;
             }
             check(call, ret as i64).map_err(Error::Ofi)?;
@@ -174,12 +361,51 @@ impl TxContext {
 
     /// Posts an RMA write of `local` to `remote` with `flags`.
     pub fn write(&mut self, local: LocalBuf, remote: RemoteBuf, flags: u64) -> Result<()> {
-        self.rma("fi_writemsg", sys::fi_writemsg, local, remote, flags)
+        self.rma("fi_writemsg", sys::fi_writemsg, local, remote, flags, 0)
     }
 
     /// Posts an RMA read of `remote` into `local` with `flags`.
     pub fn read(&mut self, local: LocalBuf, remote: RemoteBuf, flags: u64) -> Result<()> {
-        self.rma("fi_readmsg", sys::fi_readmsg, local, remote, flags)
+        self.rma("fi_readmsg", sys::fi_readmsg, local, remote, flags, 0)
+    }
+
+    /// Posts `op` in chunks through `call`; a non-blocking op is tracked.
+    fn rma_chunked(
+        &mut self,
+        call: &'static str,
+        f: unsafe extern "C" fn(*mut sys::fid_ep, *const sys::fi_msg_rma, u64) -> isize,
+        op: RmaOp,
+        flags: u64,
+    ) -> Result<()> {
+        let chunk = op.chunk.max(1);
+        let pieces = op.local.len.div_ceil(chunk).max(1);
+        if op.seq != 0 {
+            self.nb_inflight.push((op.seq, pieces as u32));
+        }
+        for i in 0..pieces {
+            let off = i * chunk;
+            let local = LocalBuf {
+                // SAFETY: off < local.len, inside the caller's buffer.
+                ptr: unsafe { op.local.ptr.add(off) },
+                len: chunk.min(op.local.len - off),
+                desc: op.local.desc,
+            };
+            let remote = RemoteBuf {
+                addr: op.remote.addr + off as u64,
+                ..op.remote
+            };
+            if let Err(e) = self.rma(call, f, local, remote, flags, op.seq) {
+                if op.seq != 0 {
+                    // Pieces never posted will never complete.
+                    if let Some(p) = self.nb_inflight.iter_mut().find(|(s, _)| *s == op.seq) {
+                        p.1 -= (pieces - i) as u32;
+                    }
+                    self.nb_inflight.retain(|(_, left)| *left > 0);
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// One RMA (`fi_writemsg` or `fi_readmsg`) of `local` against `remote`.
@@ -190,6 +416,7 @@ impl TxContext {
         local: LocalBuf,
         remote: RemoteBuf,
         flags: u64,
+        seq: u64,
     ) -> Result<()> {
         let iov = libc::iovec {
             iov_base: local.ptr as *mut c_void,
@@ -209,7 +436,7 @@ impl TxContext {
                 addr: remote.fi_addr,
                 rma_iov: &rma,
                 rma_iov_count: 1,
-                context: ptr::null_mut(),
+                context: seq as *mut c_void,
                 data: 0,
             };
             // SAFETY: msg and everything it points to live across the call; the
@@ -369,17 +596,129 @@ pub fn op_error(call: &'static str, text: impl Into<String>) -> OfiError {
     }
 }
 
+/// libfabric flags for the policy's [`OpFlags`].
+fn ofi_flags(flags: OpFlags) -> u64 {
+    let mut f = 0;
+    if flags.contains(OpFlags::FENCE) {
+        f |= sys::FI_FENCE;
+    }
+    if flags.contains(OpFlags::DELIVERY_COMPLETE) {
+        f |= sys::FI_DELIVERY_COMPLETE;
+    }
+    f
+}
+
 impl TxContext {
-    /// Interim bookkeeping until the MCM engine lands: note a PUT to `target`
-    /// whose visibility is not yet proven.
-    pub fn mark_put_dangling(&mut self, target: u32, _n: u32) {
-        if !self.put_dangling.contains(&target) {
-            self.put_dangling.push(target);
+    /// The order-dummy read of `target` into scratch word 3 (its content is
+    /// never looked at; several may be in flight at once).
+    fn read_order_dummy(&mut self, target: usize, flags: u64) -> Result<()> {
+        let local = LocalBuf {
+            // SAFETY: word 3 of the SCRATCH_BYTES scratch area.
+            ptr: unsafe { self.scratch.add(24) },
+            len: 8,
+            desc: self.desc,
+        };
+        let remote = self.routes[target].order_dummy;
+        self.read(local, remote, flags)
+    }
+}
+
+impl Transport for TxContext {
+    type Put = RmaOp;
+    type Get = RmaOp;
+    type Amo = AtomicOp;
+    type Send = SendOp;
+    type Error = Error;
+
+    fn binding(&self) -> Binding {
+        self.binding
+    }
+
+    fn dangling(&mut self) -> &mut DanglingStores {
+        &mut self.dangling
+    }
+
+    fn post_put(&mut self, _target: usize, op: RmaOp, flags: OpFlags) -> Result<()> {
+        self.rma_chunked("fi_writemsg", sys::fi_writemsg, op, ofi_flags(flags))
+    }
+
+    fn post_get(&mut self, _target: usize, op: RmaOp, flags: OpFlags) -> Result<()> {
+        // A read completes only once its data has arrived: delivery-complete
+        // adds nothing, and some providers reject the flag on reads.
+        let flags = flags.contains(OpFlags::FENCE) as u64 * sys::FI_FENCE;
+        self.rma_chunked("fi_readmsg", sys::fi_readmsg, op, flags)
+    }
+
+    fn post_amo(&mut self, _target: usize, op: AtomicOp, flags: OpFlags) -> Result<()> {
+        self.atomic(op.remote, op.datatype, op.op, op.kind, ofi_flags(flags))
+    }
+
+    fn post_send(&mut self, target: usize, op: SendOp, flags: OpFlags) -> Result<()> {
+        let fi_addr = self.routes[target].fi_addr;
+        self.send(fi_addr, op.local, ofi_flags(flags))
+    }
+
+    fn post_order_get(&mut self, target: usize, flags: OpFlags) -> Result<()> {
+        let flags = flags.contains(OpFlags::FENCE) as u64 * sys::FI_FENCE;
+        self.read_order_dummy(target, flags)
+    }
+
+    fn post_prove_amo_visible(&mut self, target: usize, flags: OpFlags) -> Result<()> {
+        if let Some(prover) = self.prover.get().cloned() {
+            let req = prover.prepare(target as u32)?;
+            let local = LocalBuf {
+                ptr: req.msg as *mut u8,
+                len: req.len,
+                desc: self.desc,
+            };
+            let fi_addr = self.routes[target].fi_addr;
+            match self.send(fi_addr, local, ofi_flags(flags)) {
+                Ok(()) => self.proofs.push(req),
+                Err(e) => {
+                    prover.cancel(req);
+                    return Err(e);
+                }
+            }
+            return Ok(());
+        }
+        // No AM layer (yet): a delivery-complete atomic read of the order
+        // dummy, ordered behind the AMOs by the provider's atomic ordering
+        // (or the fence). Weaker than the no-op's reply; see docs/mcm.md.
+        let flags = ofi_flags(flags | OpFlags::DELIVERY_COMPLETE);
+        if self.native_atomics {
+            let remote = self.routes[target].order_dummy;
+            self.atomic(
+                remote,
+                sys::FI_UINT64,
+                sys::FI_ATOMIC_READ,
+                crate::amo::AmoKind::Fetch,
+                flags,
+            )?;
+            // One atomic descriptor per context: finish it before the next.
+            self.wait_local()
+        } else {
+            self.read_order_dummy(target, flags & sys::FI_FENCE)
         }
     }
 
-    /// Takes the set of targets with dangling PUTs.
-    pub fn take_put_dangling(&mut self) -> Vec<u32> {
-        std::mem::take(&mut self.put_dangling)
+    fn wait_all(&mut self) -> Result<()> {
+        let local = self.wait_local();
+        let mut first_err = local.err();
+        if !self.proofs.is_empty() {
+            let prover = self.prover.get().cloned();
+            for req in std::mem::take(&mut self.proofs) {
+                let r = match &prover {
+                    Some(p) => p.await_reply(req),
+                    None => Ok(()),
+                };
+                if let Err(e) = r {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 }

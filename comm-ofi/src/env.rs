@@ -30,6 +30,12 @@ pub struct Config {
     pub num_workers: usize,
     /// `PGAS_AM_HANDLERS`: AM handler threads, each with its own context.
     pub am_handlers: usize,
+    /// `PGAS_MAX_TX_CONTEXTS`: cap on transmit contexts (default: what the
+    /// provider allows). Below 1 + handlers + workers the layer runs unbound.
+    pub max_tx_contexts: Option<usize>,
+    /// `PGAS_MCM_WEAKEN` (TEST-ONLY, breaks the memory model): `no-forcing`
+    /// or `no-source-wait`, the litmus suite's negative controls.
+    pub weaken: Option<mcm::Weakening>,
 }
 
 fn parse_count(var_name: &'static str, default: usize, max: usize) -> Result<usize> {
@@ -160,7 +166,25 @@ impl Config {
             .unwrap_or(1);
         let num_workers = parse_count("PGAS_NUM_WORKERS", cores, 1024)?;
         let am_handlers = parse_count("PGAS_AM_HANDLERS", 1, 64)?;
+        let max_tx_contexts = match var("PGAS_MAX_TX_CONTEXTS") {
+            None => None,
+            Some(_) => Some(parse_count("PGAS_MAX_TX_CONTEXTS", 1, 1 << 16)?),
+        };
+        let weaken = match var("PGAS_MCM_WEAKEN").as_deref().map(str::trim) {
+            None | Some("none") => None,
+            Some("no-forcing") => Some(mcm::Weakening::NoForcing),
+            Some("no-source-wait") => Some(mcm::Weakening::NoSourceWait),
+            Some(other) => {
+                return Err(Error::Env {
+                    var: "PGAS_MCM_WEAKEN",
+                    value: other.to_string(),
+                    reason: "test-only switch; expected none, no-forcing or no-source-wait".into(),
+                })
+            }
+        };
         Ok(Config {
+            max_tx_contexts,
+            weaken,
             num_workers,
             am_handlers,
             mode,

@@ -58,6 +58,14 @@ pub enum Error {
     /// A libfabric call failed.
     #[error(transparent)]
     Ofi(#[from] OfiError),
+    /// The provider's transmit queue is full and the context was told not
+    /// to wait (the AM progress thread, which must keep receiving): nothing
+    /// was posted; try again later.
+    #[error("{call} would block: the transmit queue is full (retry later)")]
+    WouldBlock {
+        /// The libfabric function.
+        call: &'static str,
+    },
     /// An environment variable holds a value we cannot use.
     #[error("invalid {var}={value:?}: {reason}")]
     Env {

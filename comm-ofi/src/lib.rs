@@ -18,6 +18,7 @@ pub mod select;
 
 pub use amo::{AmoKind, AmoOp, AmoType};
 pub use comm::{AmoFallback, Comm, GlobalAddr, Locale, NbHandle, ProviderInfo};
+pub use ctx::{ProofRequest, VisibilityProver};
 pub use env::Config;
 pub use error::{Error, OfiError, Result};
 pub use mcm::Mode;

@@ -1,0 +1,166 @@
+//! The MCM engine over real providers: RAW, WAW, MP-AM, AMO visibility,
+//! MP-atomic, TASK-END and non-blocking handles (`tests/examples/mcm_probe.rs`)
+//! in every mode each provider honours, bound and unbound, plus a negative
+//! control showing the probe catches a policy with forcing switched off.
+
+use pgas_tests::{example, launch, Run};
+use std::time::Duration;
+
+fn probe(n: usize, provider: &str, mode: &str, rounds: &str, extra: &[(&str, &str)]) -> Run {
+    let mut env = vec![
+        ("PGAS_PROVIDER", provider),
+        ("PGAS_MCM_MODE", mode),
+        ("MCM_PROBE_ROUNDS", rounds),
+        ("PGAS_VERBOSE", "1"),
+    ];
+    env.extend_from_slice(extra);
+    launch(
+        n,
+        &example("mcm_probe"),
+        &[],
+        &env,
+        Duration::from_secs(180),
+    )
+}
+
+fn passes(n: usize, provider: &str, mode: &str, rounds: &str, extra: &[(&str, &str)]) -> Run {
+    let run = probe(n, provider, mode, rounds, extra);
+    run.assert_ok(&format!("mcm_probe on {provider} in {mode} {extra:?}"));
+    let want = format!("mode {mode}, provider {provider}");
+    assert!(
+        run.stdout.contains("mcm_probe ok") && run.stdout.contains(&want),
+        "expected an ok line with {want:?}: {}",
+        run.stdout
+    );
+    run
+}
+
+#[test]
+fn shm_every_mode() {
+    passes(3, "shm", "message-order", "100", &[]);
+    passes(3, "shm", "delivery-complete", "100", &[]);
+}
+
+#[test]
+fn tcp_rxm_every_mode() {
+    passes(3, "tcp;ofi_rxm", "message-order", "60", &[]);
+    passes(3, "tcp;ofi_rxm", "delivery-complete", "60", &[]);
+}
+
+#[test]
+fn udp_rxd_every_mode() {
+    passes(3, "udp;ofi_rxd", "message-order", "60", &[]);
+    passes(3, "udp;ofi_rxd", "delivery-complete", "60", &[]);
+}
+
+#[test]
+fn sockets_every_mode() {
+    passes(3, "sockets", "message-order-fence", "5", &[]);
+    passes(2, "sockets", "message-order", "5", &[]);
+    passes(2, "sockets", "delivery-complete", "5", &[]);
+}
+
+/// A thread that never bound a context: every operation takes the shared
+/// context and releases it with its stores forced visible.
+#[test]
+fn unbound_thread() {
+    let run = passes(
+        3,
+        "shm",
+        "message-order",
+        "40",
+        &[("MCM_PROBE_UNBOUND", "1")],
+    );
+    assert!(run.stdout.contains("unbound"), "{}", run.stdout);
+    passes(
+        3,
+        "tcp;ofi_rxm",
+        "message-order",
+        "20",
+        &[("MCM_PROBE_UNBOUND", "1")],
+    );
+    passes(
+        2,
+        "sockets",
+        "message-order-fence",
+        "3",
+        &[("MCM_PROBE_UNBOUND", "1")],
+    );
+}
+
+/// Fewer contexts than workers: the layer runs unbound and says so.
+#[test]
+fn too_few_contexts_run_unbound() {
+    let run = passes(
+        3,
+        "shm",
+        "message-order",
+        "40",
+        &[("PGAS_MAX_TX_CONTEXTS", "3"), ("PGAS_NUM_WORKERS", "4")],
+    );
+    assert!(
+        run.stderr.contains("unbound endpoints"),
+        "the verbose line should say unbound: {}",
+        run.stderr
+    );
+    let run = probe(
+        2,
+        "shm",
+        "message-order",
+        "1",
+        &[("PGAS_MAX_TX_CONTEXTS", "2")],
+    );
+    assert!(!run.ok(), "{run:?}");
+    assert!(
+        run.stderr.contains("2 transmit contexts available") && run.stderr.contains("at least 3"),
+        "the error should name what is available and needed: {}",
+        run.stderr
+    );
+}
+
+/// The verbose line of a normal run says bound.
+#[test]
+fn default_run_is_bound() {
+    let run = passes(2, "shm", "message-order", "2", &[]);
+    assert!(run.stderr.contains("bound endpoints"), "{}", run.stderr);
+    assert!(!run.stderr.contains("unbound"), "{}", run.stderr);
+}
+
+/// With forcing switched off (test-only), TASK-END must break where the
+/// provider can reorder it; if it did not, the probe would prove nothing.
+#[test]
+fn negative_control_is_caught() {
+    for provider in ["shm", "tcp;ofi_rxm"] {
+        let run = probe(
+            3,
+            provider,
+            "message-order",
+            "300",
+            &[
+                ("PGAS_MCM_WEAKEN", "no-forcing"),
+                ("MCM_PROBE_ONLY", "task-end"),
+            ],
+        );
+        assert!(
+            !run.ok() && run.stderr.contains("TASK-END violated"),
+            "{provider}: the weakened policy was not caught: {run:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_weaken_value_is_named() {
+    let run = probe(
+        1,
+        "shm",
+        "message-order",
+        "1",
+        &[("PGAS_MCM_WEAKEN", "everything")],
+    );
+    assert!(!run.ok());
+    assert!(
+        run.stderr.contains("PGAS_MCM_WEAKEN") && run.stderr.contains("everything"),
+        "{}",
+        run.stderr
+    );
+}
