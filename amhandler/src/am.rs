@@ -133,6 +133,8 @@ pub struct Am {
     /// Waits block (sleep) rather than spin (`sockets`, whose progress
     /// thread starves when we spin).
     pub(crate) block_wait: bool,
+    /// Whether non-fetching AMOs via AM are postponed (see `settle_amos`).
+    delay_nf: bool,
     pub(crate) stop_poll: AtomicBool,
     pub(crate) stop_handlers: AtomicBool,
     pub(crate) shutdowns: AtomicU32,
@@ -171,6 +173,27 @@ impl AmoFallback for Fallback {
         })?;
         Ok(am.amo_via_am(target, ty, op, operand, compare, fetch)?)
     }
+
+    fn settle(&self) -> comm_ofi::Result<()> {
+        match self.0.upgrade() {
+            Some(am) => am.settle_amos().map_err(into_comm),
+            None => Ok(()),
+        }
+    }
+
+    fn settle_target(&self, target: Locale) -> comm_ofi::Result<()> {
+        match self.0.upgrade() {
+            Some(am) if am.postponed_to(target) => am.settle_amos().map_err(into_comm),
+            _ => Ok(()),
+        }
+    }
+}
+
+thread_local! {
+    /// Non-fetching AMOs via AM this thread sent without waiting for their
+    /// 'done': (the Am's address, target, done slot).
+    static POSTPONED: std::cell::RefCell<Vec<(usize, Locale, u64)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Installs the blocking no-op as comm-ofi's proof that native AMOs are
@@ -279,7 +302,9 @@ impl Am {
     ) -> Arc<Am> {
         let here = comm.here();
         let n = comm.num_locales();
+        let delay_nf = cfg.delay_amo_done && cfg.handlers == 1;
         Arc::new_cyclic(|me| Am {
+            delay_nf,
             comm,
             cfg,
             registry,
@@ -673,13 +698,36 @@ impl Am {
                     msg,
                 });
         }
-        // MCM: an AMO is a boundary (a writing one must follow our stores).
-        self.comm.force_visible()?;
+        // MCM: an AMO follows our stores (a writing one must not overtake them).
+        self.comm.force_stores_visible()?;
+        // SC atomics: our postponed AMOs first, unless they all went to this
+        // target and this one does not fetch (then the one handler thread
+        // runs them in the order they arrive, which is the order we sent).
+        // (Read and CompareSwap return a value whatever `fetch` says.)
+        let postpone =
+            self.delay_nf && comm_ofi::AmoKind::of(op, fetch) == comm_ofi::AmoKind::Plain;
+        if !postpone || self.postponed_elsewhere(target.locale) {
+            self.settle_amos()?;
+        }
         let mut h = Header::new(Op::Amo, FLAG_BLOCKING, self.here, 0);
         h.a = target.addr;
         h.b = operand;
         h.d = compare;
         h.c = cpu_amo::type_code(ty) | cpu_amo::op_code(op) << 8 | (fetch as u32) << 16;
+        if postpone {
+            let slot = self.slots.get(&self.comm)?;
+            // SAFETY: slot is an 8-aligned heap word owned by this request.
+            unsafe { AtomicU64::from_ptr(slot as *mut u64) }.store(0, Ordering::Release);
+            h.slot = slot;
+            if let Err(e) = self.send_msg(target.locale, &h, &[]) {
+                self.slots.put(slot);
+                return Err(e);
+            }
+            let me = self as *const Am as usize;
+            POSTPONED.with(|p| p.borrow_mut().push((me, target.locale, slot)));
+            comm_ofi::note_postponed_amos(true);
+            return Ok(0);
+        }
         let r = self.call(target.locale, h, &[])?;
         if r.is_empty() {
             return Ok(0);
@@ -688,6 +736,41 @@ impl Am {
         let k = r.len().min(8);
         w[..k].copy_from_slice(&r[..k]);
         Ok(u64::from_le_bytes(w))
+    }
+
+    fn postponed_to(&self, target: Locale) -> bool {
+        let me = self as *const Am as usize;
+        POSTPONED.with(|p| p.borrow().iter().any(|&(a, t, _)| a == me && t == target))
+    }
+
+    fn postponed_elsewhere(&self, target: Locale) -> bool {
+        let me = self as *const Am as usize;
+        POSTPONED.with(|p| p.borrow().iter().any(|&(a, t, _)| a == me && t != target))
+    }
+
+    /// Waits for the 'done' of every AMO this thread postponed (see
+    /// [`AmConfig::delay_amo_done`]); the first error is returned after all
+    /// have been waited for.
+    pub fn settle_amos(&self) -> Result<()> {
+        let me = self as *const Am as usize;
+        let mine: Vec<(Locale, u64)> = POSTPONED.with(|p| {
+            let mut p = p.borrow_mut();
+            let (mine, others): (Vec<_>, Vec<_>) = p.drain(..).partition(|&(a, _, _)| a == me);
+            *p = others;
+            comm_ofi::note_postponed_amos(!p.is_empty());
+            mine.into_iter().map(|(_, t, s)| (t, s)).collect()
+        });
+        let mut first_err = None;
+        for (target, slot) in mine {
+            // SAFETY: slot is the 8-aligned heap word of a postponed request.
+            let done = unsafe { AtomicU64::from_ptr(slot as *mut u64) };
+            let w = self.wait_word(done);
+            if let Err(e) = self.take_reply(target, slot, w) {
+                first_err.get_or_insert(e);
+            }
+            self.slots.put(slot);
+        }
+        first_err.map_or(Ok(()), Err)
     }
 
     fn local_amo(

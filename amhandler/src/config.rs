@@ -45,6 +45,11 @@ pub struct AmConfig {
     pub amo_via_am: bool,
     /// `PGAS_AM_DONE`: `msg` (default) or `put`.
     pub done: DoneMode,
+    /// `PGAS_AM_AMO_DELAY` (default on): a non-fetching AMO via AM returns
+    /// without waiting for its 'done', which is awaited at the task's next
+    /// MCM boundary or before its next AMO elsewhere. Only with one handler
+    /// thread (with several, two AMOs could run out of order).
+    pub delay_amo_done: bool,
 }
 
 impl Default for AmConfig {
@@ -56,6 +61,7 @@ impl Default for AmConfig {
             executors: DEFAULT_EXECUTORS,
             amo_via_am: false,
             done: DoneMode::Msg,
+            delay_amo_done: true,
         }
     }
 }
@@ -138,6 +144,9 @@ impl AmConfig {
         if let Some(v) = get("PGAS_AMO_VIA_AM") {
             cfg.amo_via_am = parse_bool("PGAS_AMO_VIA_AM", &v)?;
         }
+        if let Some(v) = get("PGAS_AM_AMO_DELAY") {
+            cfg.delay_amo_done = parse_bool("PGAS_AM_AMO_DELAY", &v)?;
+        }
         if let Some(v) = get("PGAS_AM_DONE") {
             cfg.done = match v.trim().to_ascii_lowercase().as_str() {
                 "msg" | "message" => DoneMode::Msg,
@@ -173,6 +182,12 @@ mod tests {
     }
 
     #[test]
+    fn amo_delay_switch() {
+        assert!(cfg(&[]).unwrap().delay_amo_done);
+        assert!(!cfg(&[("PGAS_AM_AMO_DELAY", "0")]).unwrap().delay_amo_done);
+    }
+
+    #[test]
     fn sizes_parse() {
         assert_eq!(
             cfg(&[("PGAS_AM_LZ_SIZE", "16M")]).unwrap().lz_size,
@@ -198,6 +213,7 @@ mod tests {
             ("PGAS_AM_HANDLER_CORE", "-1"),
             ("PGAS_AMO_VIA_AM", "maybe"),
             ("PGAS_AM_DONE", "smoke-signal"),
+            ("PGAS_AM_AMO_DELAY", "later"),
         ] {
             let e = cfg(&[(var, val)]).unwrap_err().to_string();
             assert!(e.contains(var), "{e}");

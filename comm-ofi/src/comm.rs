@@ -101,6 +101,33 @@ pub trait AmoFallback: Send + Sync {
         compare: u64,
         fetch: bool,
     ) -> Result<u64>;
+
+    /// Waits for the calling thread's postponed non-fetching AMOs (an AM
+    /// layer may let them run on until the next MCM boundary).
+    fn settle(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Waits for the calling thread's postponed AMOs if any went to
+    /// `target` (a later PUT/GET of the same task there must see them).
+    fn settle_target(&self, target: Locale) -> Result<()> {
+        let _ = target;
+        self.settle()
+    }
+}
+
+thread_local! {
+    /// Whether the calling thread has AMOs in flight that an AM layer
+    /// postponed (see [`AmoFallback::settle`]); checked by every PUT/GET.
+    static POSTPONED_AMOS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Tells comm-ofi whether the calling thread has postponed AMOs in flight:
+/// while it does, each PUT/GET first asks the fallback to settle those to its
+/// target. The AM layer sets it when it postpones one and clears it when it
+/// has waited for them all.
+pub fn note_postponed_amos(pending: bool) {
+    POSTPONED_AMOS.with(|p| p.set(pending));
 }
 
 /// The transmit-context table: `[0]` shared, `[1]` the AM layer's progress
@@ -150,7 +177,7 @@ impl Layout {
 
 /// One locale's communication layer.
 pub struct Comm {
-    amo_fallback: parking_lot::RwLock<Option<Arc<dyn AmoFallback>>>,
+    amo_fallback: OnceLock<Arc<dyn AmoFallback>>,
     /// The MCM implementors of the mode in force.
     selector: Selector<TxContext>,
     /// The AM layer's visibility proof, shared with every context.
@@ -461,7 +488,7 @@ impl Comm {
             );
         }
         let comm = Comm {
-            amo_fallback: parking_lot::RwLock::new(None),
+            amo_fallback: OnceLock::new(),
             selector: Selector::weakened(prov.mode, cfg.weaken),
             prover,
             layout,
@@ -759,6 +786,11 @@ impl Comm {
     /// send (empty).
     fn rma_target(&self, at: GlobalAddr, len: usize) -> Result<Option<RemoteBuf>> {
         let remote = self.remote(at, len)?;
+        if POSTPONED_AMOS.with(|p| p.get()) {
+            if let Some(fb) = self.amo_fallback.get() {
+                fb.settle_target(at.locale)?;
+            }
+        }
         Ok((len > 0).then_some(remote))
     }
 
@@ -976,7 +1008,7 @@ impl Comm {
         }
         let kind = AmoKind::of(op, fetch);
         if !self.native.supports(ty, op, kind) {
-            if let Some(fb) = self.amo_fallback.read().clone() {
+            if let Some(fb) = self.amo_fallback.get() {
                 return fb.amo(target, ty, op, operand, compare, fetch);
             }
             return Err(Error::Unsupported(format!(
@@ -985,6 +1017,8 @@ impl Comm {
                 self.prov.name
             )));
         }
+        // SC atomics: postponed AMOs of this thread (via AM) go first.
+        self.settle_fallback()?;
         let policy_kind = match (kind, op) {
             (AmoKind::Plain, _) => mcm::AmoKind::Update,
             (_, AmoOp::Read) => mcm::AmoKind::Read,
@@ -1020,13 +1054,28 @@ impl Comm {
     /// store it issued (PUTs, non-fetching AMOs) becomes visible at its
     /// target before this returns.
     pub fn force_visible(&self) -> Result<()> {
+        self.settle_fallback()?;
+        self.force_stores_visible()
+    }
+
+    /// The boundary without waiting for postponed AMOs via AM: only the
+    /// PUTs and native AMOs of the calling thread's context. For the AM
+    /// layer, which orders its own AMOs.
+    pub fn force_stores_visible(&self) -> Result<()> {
         self.with_ctx(|ctx| self.selector.force_visible(ctx))
+    }
+
+    fn settle_fallback(&self) -> Result<()> {
+        match self.amo_fallback.get() {
+            Some(fb) => fb.settle(),
+            None => Ok(()),
+        }
     }
 
     /// The boundary on every transmit context of this locale (barrier,
     /// finalize): what any thread stored before is visible after it.
     pub fn force_visible_all(&self) -> Result<()> {
-        let mut first_err = None;
+        let mut first_err = self.settle_fallback().err();
         for c in &self.contexts {
             if let Err(e) = self.selector.force_visible(&mut c.lock()) {
                 first_err.get_or_insert(e);
@@ -1092,8 +1141,9 @@ impl Comm {
     }
 
     /// Installs the path for atomics that are not native (the AM layer).
+    /// Later calls are ignored.
     pub fn set_amo_fallback(&self, fb: Arc<dyn AmoFallback>) {
-        *self.amo_fallback.write() = Some(fb);
+        let _ = self.amo_fallback.set(fb);
     }
 
     /// Whether (ty, op, fetch) is done natively by the provider.

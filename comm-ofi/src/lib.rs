@@ -17,7 +17,9 @@ pub mod quirks;
 pub mod select;
 
 pub use amo::{AmoKind, AmoOp, AmoType};
-pub use comm::{AmoFallback, Comm, GlobalAddr, Locale, NbHandle, ProviderInfo};
+pub use comm::{
+    note_postponed_amos, AmoFallback, Comm, GlobalAddr, Locale, NbHandle, ProviderInfo,
+};
 pub use ctx::{ProofRequest, VisibilityProver};
 pub use env::Config;
 pub use error::{Error, OfiError, Result};
