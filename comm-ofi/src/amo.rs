@@ -179,22 +179,43 @@ impl NativeAtomics {
     }
 
     /// Builds the table by asking `valid(ty, op, kind)` for every triple.
+    ///
+    /// A type is native only as a whole: if the provider lacks any
+    /// meaningful (op, kind) on it, every op on that type goes through the
+    /// fallback. Native and CPU (AM) atomics on one word are not atomic with
+    /// respect to each other, and a word is only ever used with one type.
     pub fn probe(mut valid: impl FnMut(AmoType, AmoOp, AmoKind) -> bool) -> NativeAtomics {
         let mut v = vec![false; AmoType::ALL.len() * AmoOp::ALL.len() * 3];
         for ty in AmoType::ALL {
+            let mut whole = true;
             for op in AmoOp::ALL {
                 for kind in [AmoKind::Plain, AmoKind::Fetch, AmoKind::Compare] {
-                    let meaningful = match op {
-                        AmoOp::CompareSwap => kind == AmoKind::Compare,
-                        AmoOp::Read => kind == AmoKind::Fetch,
-                        _ => kind != AmoKind::Compare,
-                    };
-                    let floats_ok = !(op.is_bitwise() && matches!(ty, AmoType::F32 | AmoType::F64));
-                    v[Self::slot(ty, op, kind)] = meaningful && floats_ok && valid(ty, op, kind);
+                    if Self::meaningful(ty, op, kind) {
+                        let ok = valid(ty, op, kind);
+                        v[Self::slot(ty, op, kind)] = ok;
+                        whole &= ok;
+                    }
+                }
+            }
+            if !whole {
+                for op in AmoOp::ALL {
+                    for kind in [AmoKind::Plain, AmoKind::Fetch, AmoKind::Compare] {
+                        v[Self::slot(ty, op, kind)] = false;
+                    }
                 }
             }
         }
         NativeAtomics { valid: v }
+    }
+
+    /// Whether (ty, op, kind) is an operation of the API at all.
+    fn meaningful(ty: AmoType, op: AmoOp, kind: AmoKind) -> bool {
+        let kind_ok = match op {
+            AmoOp::CompareSwap => kind == AmoKind::Compare,
+            AmoOp::Read => kind == AmoKind::Fetch,
+            _ => kind != AmoKind::Compare,
+        };
+        kind_ok && !(op.is_bitwise() && matches!(ty, AmoType::F32 | AmoType::F64))
     }
 
     /// None supported (no `FI_ATOMIC`).
@@ -210,8 +231,37 @@ impl NativeAtomics {
             .unwrap_or(false)
     }
 
+    /// How many of the [`AmoType::ALL`] types are native.
+    pub fn native_types(&self) -> usize {
+        AmoType::ALL
+            .iter()
+            .filter(|&&ty| self.supports(ty, AmoOp::Read, AmoKind::Fetch))
+            .count()
+    }
+
     /// Whether any op is native (for the verbose line).
     pub fn any(&self) -> bool {
         self.valid.iter().any(|v| *v)
+    }
+}
+
+#[cfg(test)]
+mod native_tests {
+    use super::*;
+
+    #[test]
+    fn a_type_is_native_only_as_a_whole() {
+        // Everything valid except fetching Min on i32.
+        let t = NativeAtomics::probe(|ty, op, kind| {
+            !(ty == AmoType::I32 && op == AmoOp::Min && kind == AmoKind::Fetch)
+        });
+        assert!(!t.supports(AmoType::I32, AmoOp::Add, AmoKind::Plain));
+        assert!(!t.supports(AmoType::I32, AmoOp::Read, AmoKind::Fetch));
+        assert!(t.supports(AmoType::I64, AmoOp::Min, AmoKind::Fetch));
+        assert!(t.supports(AmoType::F64, AmoOp::Add, AmoKind::Plain));
+        // Bitwise ops on floats are not part of the API and do not count.
+        assert!(!t.supports(AmoType::F64, AmoOp::Xor, AmoKind::Plain));
+        assert!(t.any());
+        assert!(!NativeAtomics::none().any());
     }
 }

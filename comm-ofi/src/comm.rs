@@ -537,10 +537,9 @@ impl Comm {
             },
             self.contexts.len(),
             human_size(self.heap.size()),
-            if self.native.any() {
-                "native"
-            } else {
-                "no native"
+            match self.native.native_types() {
+                0 => "no native".to_string(),
+                k => format!("native ({k}/{} types)", AmoType::ALL.len()),
             },
             match self.prov.wait {
                 WaitMode::Spin => "polling",
