@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::net::SocketAddr;
 
-use crate::{client, Oob, OobError, SingleOob};
+use crate::{client, pmix, Oob, OobError, SingleOob};
 
 /// `127.0.0.1:PORT` where the launcher serves the OOB.
 pub const OOB_ADDR: &str = "PGAS_OOB_ADDR";
@@ -18,8 +18,24 @@ pub const SIZE: &str = "PGAS_SIZE";
 pub const JOB_ID: &str = "PGAS_JOB_ID";
 /// Every variable the launcher sets.
 pub const LAUNCHER_VARS: [&str; 4] = [OOB_ADDR, RANK, SIZE, JOB_ID];
-/// Variables set by PMI/PMIx launchers (mpirun, srun) for each process.
-pub const PMIX_VARS: [&str; 2] = ["PMIX_RANK", "PMI_RANK"];
+/// Set by a PMIx launcher (OpenMPI's mpirun, `srun --mpi=pmix`, prterun)
+/// for each process: its rank in the job.
+pub const PMIX_RANK: &str = "PMIX_RANK";
+/// Set by a PMIx launcher for each process: the job's PMIx namespace.
+pub const PMIX_NAMESPACE: &str = "PMIX_NAMESPACE";
+/// Set by PMI-1/PMI-2 launchers (MPICH's hydra, `srun --mpi=pmi2`), which
+/// are not supported.
+pub const PMI_RANK: &str = "PMI_RANK";
+
+/// What a PMIx launcher told this process (as far as the environment says;
+/// `PMIx_Init` has the last word).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PmixEnv {
+    /// `PMIX_NAMESPACE`, if set.
+    pub namespace: Option<String>,
+    /// `PMIX_RANK`, if set.
+    pub rank: Option<u32>,
+}
 
 /// What `pgasrun` told this locale.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,9 +52,9 @@ pub struct LauncherEnv {
 
 /// How this process was started, hence which OOB implementation it gets.
 ///
-/// To add a bootstrap (e.g. PMIx under mpirun/srun): give it a variant here,
-/// detect it in [`Backend::detect_from`] and construct it in
-/// [`Backend::connect`]; callers only see `Box<dyn Oob>`.
+/// To add a bootstrap: give it a variant here, detect it in
+/// [`Backend::detect_from`] and construct it in [`Backend::connect`]; callers
+/// only see `Box<dyn Oob>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Backend {
@@ -46,9 +62,12 @@ pub enum Backend {
     Launcher(LauncherEnv),
     /// Run by hand: locale 0 of 1.
     Single,
-    /// Started by a PMI/PMIx launcher. Not implemented yet:
-    /// [`Backend::connect`] returns [`OobError::PmixNotImplemented`].
-    Pmix {
+    /// Started by a PMIx launcher (mpirun, `srun --mpi=pmix`): use its PMIx
+    /// server through the installed libpmix (loaded at run time).
+    Pmix(PmixEnv),
+    /// Started by a PMI-1/PMI-2 launcher: not supported,
+    /// [`Backend::connect`] returns [`OobError::PmiUnsupported`].
+    Pmi {
         /// The variable that gave it away.
         var: &'static str,
         /// Its value.
@@ -64,7 +83,9 @@ impl Backend {
 
     /// Detects the backend from `get` (an environment lookup).
     ///
-    /// Our variables win over PMIx ones (pgasrun run inside an allocation).
+    /// Our variables win over PMIx ones (pgasrun run inside an allocation);
+    /// `PMIX_RANK` or `PMIX_NAMESPACE` means PMIx; `PMI_RANK` alone means a
+    /// PMI-1/PMI-2 launcher.
     /// If only some of ours are set, that is an error naming the missing one
     /// rather than a silent single-locale run.
     pub fn detect_from(get: impl Fn(&str) -> Option<OsString>) -> Result<Backend, OobError> {
@@ -73,13 +94,24 @@ impl Backend {
             .filter_map(|&k| get(k).map(|v| (k, v)))
             .collect();
         if ours.is_empty() {
-            for var in PMIX_VARS {
-                if let Some(v) = get(var) {
-                    return Ok(Backend::Pmix {
-                        var,
-                        value: v.to_string_lossy().into_owned(),
-                    });
-                }
+            let text = |var: &str| get(var).map(|v| v.to_string_lossy().into_owned());
+            let (namespace, rank_s) = (text(PMIX_NAMESPACE), text(PMIX_RANK));
+            if namespace.is_some() || rank_s.is_some() {
+                let rank = match rank_s {
+                    None => None,
+                    Some(r) => Some(r.trim().parse::<u32>().map_err(|e| OobError::BadEnv {
+                        var: PMIX_RANK,
+                        value: r.clone(),
+                        reason: format!("expected an integer ({e})"),
+                    })?),
+                };
+                return Ok(Backend::Pmix(PmixEnv { namespace, rank }));
+            }
+            if let Some(value) = text(PMI_RANK) {
+                return Ok(Backend::Pmi {
+                    var: PMI_RANK,
+                    value,
+                });
             }
             return Ok(Backend::Single);
         }
@@ -133,12 +165,14 @@ impl Backend {
         }))
     }
 
-    /// Builds the OOB for this backend (connecting to the launcher if any).
+    /// Builds the OOB for this backend (connecting to the launcher, or
+    /// initializing PMIx, if any).
     pub fn connect(self) -> Result<Box<dyn Oob>, OobError> {
         match self {
             Backend::Launcher(env) => Ok(Box::new(client::connect_shared(&env)?)),
             Backend::Single => Ok(Box::new(SingleOob)),
-            Backend::Pmix { var, value } => Err(OobError::PmixNotImplemented { var, value }),
+            Backend::Pmix(env) => Ok(Box::new(pmix::connect_shared(&env)?)),
+            Backend::Pmi { var, value } => Err(OobError::PmiUnsupported { var, value }),
         }
     }
 }
@@ -190,21 +224,53 @@ mod tests {
     }
 
     #[test]
-    fn pmix_without_ours_is_detected_and_refused() {
-        let b = detect(&[("PMIX_RANK", "3")]).unwrap();
+    fn pmix_without_ours_is_detected() {
+        assert_eq!(
+            detect(&[(PMIX_RANK, "3"), (PMIX_NAMESPACE, "1221984257")]).unwrap(),
+            Backend::Pmix(PmixEnv {
+                namespace: Some("1221984257".into()),
+                rank: Some(3)
+            })
+        );
+        // Either one is enough (PMIx_Init has the last word).
+        assert_eq!(
+            detect(&[(PMIX_NAMESPACE, "slurm.pmix.42.0")]).unwrap(),
+            Backend::Pmix(PmixEnv {
+                namespace: Some("slurm.pmix.42.0".into()),
+                rank: None
+            })
+        );
+        // PMIx wins over PMI-1 variables some launchers set as well.
+        assert!(matches!(
+            detect(&[(PMIX_RANK, "0"), (PMI_RANK, "0")]).unwrap(),
+            Backend::Pmix(_)
+        ));
+        let e = detect(&[(PMIX_RANK, "x")]).unwrap_err();
+        assert!(matches!(e, OobError::BadEnv { var: PMIX_RANK, .. }), "{e}");
+        // Ours win when both are present (pgasrun inside an allocation).
+        let mut v = GOOD.to_vec();
+        v.push((PMIX_RANK, "0"));
+        v.push((PMIX_NAMESPACE, "n"));
+        assert!(matches!(detect(&v).unwrap(), Backend::Launcher(_)));
+    }
+
+    #[test]
+    fn pmi1_is_detected_and_refused_with_a_way_out() {
+        let b = detect(&[(PMI_RANK, "3")]).unwrap();
         assert_eq!(
             b,
-            Backend::Pmix {
-                var: "PMIX_RANK",
+            Backend::Pmi {
+                var: PMI_RANK,
                 value: "3".into()
             }
         );
         let msg = b.connect().err().unwrap().to_string();
-        assert!(msg.contains("PMIx") && msg.contains("PMIX_RANK=3"), "{msg}");
-        // Ours win when both are present (pgasrun inside an allocation).
-        let mut v = GOOD.to_vec();
-        v.push(("PMI_RANK", "0"));
-        assert!(matches!(detect(&v).unwrap(), Backend::Launcher(_)));
+        assert!(
+            msg.contains("PMI_RANK=3")
+                && msg.contains("srun --mpi=pmix")
+                && msg.contains("pgasrun"),
+            "{msg}"
+        );
     }
 
     #[test]

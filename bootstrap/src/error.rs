@@ -31,17 +31,33 @@ pub enum OobError {
         present: &'static str,
     },
 
-    /// Started under mpirun/srun: that bootstrap is not written yet.
+    /// Started by a PMI-1/PMI-2 launcher (MPICH's hydra `mpiexec`,
+    /// `srun --mpi=pmi2`): only PMIx is supported.
     #[error(
-        "found {var}={value} (started by mpirun/srun?) but PMIx bootstrap is not \
-         implemented yet: start the program with pgasrun, or unset {var} to run \
-         it as a single locale"
+        "found {var}={value} but no PMIX_RANK/PMIX_NAMESPACE: started by a PMI-1/PMI-2 \
+         launcher (MPICH's mpiexec, srun --mpi=pmi2?), which is not supported. Use a \
+         PMIx launcher (OpenMPI's mpirun, srun --mpi=pmix) or pgasrun, or unset {var} \
+         to run this program as a single locale"
     )]
-    PmixNotImplemented {
-        /// The PMI/PMIx variable found.
+    PmiUnsupported {
+        /// The PMI variable found.
         var: &'static str,
         /// Its value.
         value: String,
+    },
+
+    /// Started by a PMIx launcher but the PMIx client library cannot be
+    /// loaded.
+    #[error("started by a PMIx launcher (PMIX_RANK/PMIX_NAMESPACE set) but {0}")]
+    PmixUnavailable(String),
+
+    /// A PMIx call failed.
+    #[error("{call} failed: {detail}")]
+    Pmix {
+        /// The PMIx function.
+        call: &'static str,
+        /// PMIx's status string and context.
+        detail: String,
     },
 
     /// Could not reach the launcher in the time allowed.

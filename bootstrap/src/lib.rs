@@ -17,24 +17,29 @@
 //!   connection for the whole run; the launcher performs the collectives.
 //! * **single** — none of those variables are set: the program was run by hand
 //!   and is locale 0 of 1. Collectives are trivial.
-//! * **PMIx** (mpirun/srun) — detected but not implemented yet; see
-//!   [`Backend::Pmix`]. This is the extension point for that work.
+//! * **PMIx** — started by a PMIx launcher (OpenMPI's `mpirun`,
+//!   `srun --mpi=pmix`): `PMIX_RANK`/`PMIX_NAMESPACE` are set. The locale
+//!   loads the installed `libpmix.so.2` at run time (so nothing of PMIx is
+//!   needed to build, or to run under pgasrun) and does the collectives with
+//!   `PMIx_Put`/`PMIx_Fence`/`PMIx_Get` through the launcher's PMIx server.
 //!
 //! # Calling rules
 //!
 //! * Collectives are *collective*: every locale must call them, in the same
-//!   order, with the same kind (and, for `broadcast`, the same root). The
-//!   launcher checks kind and root; a mismatch takes the job down with a message
-//!   naming both calls.
+//!   order, with the same kind (and, for `broadcast`, the same root). pgasrun
+//!   checks kind and root; a mismatch takes the job down with a message
+//!   naming both calls. Under PMIx the locales that notice return
+//!   [`OobError::CollectiveFailed`] (or a failed `PMIx_Fence`) instead.
 //! * An [`Oob`] may be used from any thread, but calls are serialized (one
 //!   collective at a time per locale). If several threads of a locale issue
 //!   collectives, their order must still be the same on every locale, so in
 //!   practice call them from one thread.
-//! * Liveness: under the launcher, a watchdog thread reads the control
-//!   connection for the whole run. If the launcher goes away, or tells the
-//!   locale the job is being stopped (another locale died or aborted), the
-//!   watchdog prints a message on stderr and exits the process. A locale never
-//!   outlives its job.
+//! * Liveness: under pgasrun, a watchdog thread reads the control connection
+//!   for the whole run. If the launcher goes away, or tells the locale the job
+//!   is being stopped (another locale died or aborted), the watchdog prints a
+//!   message on stderr and exits the process. A locale never outlives its job.
+//!   Under PMIx the launcher (mpirun, srun) kills the whole job when a process
+//!   fails or aborts.
 //!
 //! See `docs/launcher.md` for the protocol and failure handling.
 
@@ -42,11 +47,14 @@ mod client;
 pub mod env;
 mod error;
 pub mod leftovers;
+mod pmix;
+mod pmix_ffi;
 mod single;
 pub mod wire;
 
-pub use env::{Backend, LauncherEnv};
+pub use env::{Backend, LauncherEnv, PmixEnv};
 pub use error::OobError;
+pub use pmix_ffi::LIB_VAR as PMIX_LIB_VAR;
 pub use single::SingleOob;
 
 /// The out-of-band exchange a locale uses during start-up.
@@ -82,7 +90,9 @@ pub trait Oob: Send + Sync {
 /// * Started by `pgasrun`: connects to it (bounded retries). Calling this more
 ///   than once in a process returns handles to the same connection.
 /// * No launcher variables: a single-locale [`SingleOob`] (rank 0 of 1).
-/// * PMIx variables but not ours: [`OobError::PmixNotImplemented`].
+/// * PMIx variables but not ours: initializes PMIx (once per process; later
+///   calls share it) and asks it for rank and size. A PMI-1/PMI-2 launcher is
+///   [`OobError::PmiUnsupported`].
 ///
 /// Errors name the variable and value at fault, or the launcher address.
 pub fn from_env() -> Result<Box<dyn Oob>, OobError> {

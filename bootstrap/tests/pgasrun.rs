@@ -52,6 +52,7 @@ fn clean(program: &str) -> Command {
         "PGAS_SIZE",
         "PGAS_JOB_ID",
         "PMIX_RANK",
+        "PMIX_NAMESPACE",
         "PMI_RANK",
         "RUST_LOG",
     ] {
@@ -377,14 +378,30 @@ fn program_run_by_hand_is_rank_0_of_1() {
     assert_eq!(run(cmd).lines(), ["rank 0 of 1: ok"]);
 }
 
+/// PMIx variables but no PMIx server (inherited from elsewhere): PMIx_Init
+/// fails at once with the variables and the way out, no single-locale run.
+/// (Runs under a real PMIx launcher: tests/tests/mpirun.rs.)
 #[test]
-fn pmix_environment_without_pgasrun_is_a_clear_error() {
+fn pmix_environment_without_a_pmix_server_is_a_clear_error() {
     let mut cmd = clean(PROBE);
     cmd.env("PMIX_RANK", "1").arg("info");
     let out = run(cmd);
     assert_eq!(out.code(), Some(3), "{out:?}");
+    assert!(out.elapsed < PROMPT, "{out:?}");
+    assert_contains(&out, "PMIx_Init failed");
     assert_contains(&out, "PMIX_RANK=1");
-    assert_contains(&out, "PMIx bootstrap is not implemented yet");
+    assert_contains(&out, "unset PMIX_RANK and PMIX_NAMESPACE");
+}
+
+/// A PMI-1/PMI-2 launcher (MPICH's mpiexec) is refused with the way out.
+#[test]
+fn pmi1_environment_is_refused_with_a_way_out() {
+    let mut cmd = clean(PROBE);
+    cmd.env("PMI_RANK", "1").arg("info");
+    let out = run(cmd);
+    assert_eq!(out.code(), Some(3), "{out:?}");
+    assert_contains(&out, "PMI_RANK=1");
+    assert_contains(&out, "srun --mpi=pmix");
 }
 
 #[test]

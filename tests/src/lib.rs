@@ -5,10 +5,12 @@
 //! Programs are workspace examples (`cargo build --examples`), so the same
 //! binaries serve the tests, the README and the study.
 
+
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The providers every multi-process test runs on.
 pub const PROVIDERS: [&str; 4] = ["shm", "tcp;ofi_rxm", "udp;ofi_rxd", "sockets"];
@@ -53,6 +55,12 @@ pub fn build_once() {
 pub fn pgasrun() -> PathBuf {
     build_once();
     target_dir().join("pgasrun")
+}
+
+/// Path of a workspace binary (e.g. `pgas-oob-probe`).
+pub fn bin(name: &str) -> PathBuf {
+    build_once();
+    target_dir().join(name)
 }
 
 /// Path of an example program.
@@ -113,5 +121,117 @@ pub fn launch(
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// OpenMPI's `mpirun` (a PMIx launcher): `mpirun.openmpi` or an `mpirun` on
+/// `PATH` that says it is Open MPI. Panics with what to do if there is none:
+/// the PMIx tests must fail, not skip, on a machine without it.
+pub fn mpirun() -> PathBuf {
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let find = |name: &str| {
+                std::env::split_paths(&path)
+                    .map(|d| d.join(name))
+                    .find(|p| p.is_file())
+            };
+            let exe = find("mpirun.openmpi")
+                .or_else(|| find("mpirun"))
+                .ok_or("mpirun not found on PATH: run scripts/setup (installs openmpi-bin)")?;
+            let out = Command::new(&exe)
+                .arg("--version")
+                .output()
+                .map_err(|e| format!("{}: {e}: run scripts/setup", exe.display()))?;
+            let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            if !(text.contains("Open MPI") || text.contains("OpenRTE")) {
+                return Err(format!(
+                    "{} is not OpenMPI's mpirun ({}): run scripts/setup (installs openmpi-bin)",
+                    exe.display(),
+                    text.lines().next().unwrap_or("")
+                ));
+            }
+            Ok(exe)
+        })
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// One run under a PMIx launcher, with how long it took.
+#[derive(Debug)]
+pub struct MpiRun {
+    /// Exit status, output.
+    pub run: Run,
+    /// Wall time until mpirun exited.
+    pub elapsed: Duration,
+}
+
+/// Runs `mpirun --oversubscribe -n N PROGRAM ARGS` (as root: with
+/// OpenMPI's run-as-root variables) with extra environment, none of
+/// pgasrun's variables, and stdin from /dev/null. Bounded twice: mpirun's
+/// `--timeout` and, should mpirun itself hang, SIGTERM (mpirun then kills its
+/// processes) and SIGKILL after `timeout` + 5 s.
+pub fn mpirun_launch(
+    n: usize,
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> MpiRun {
+    let mut cmd = Command::new(mpirun());
+    cmd.args(["--oversubscribe", "-n", &n.to_string()])
+        .arg("--timeout")
+        .arg(timeout.as_secs().max(1).to_string())
+        .arg(program)
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for v in ["PGAS_OOB_ADDR", "PGAS_RANK", "PGAS_SIZE", "PGAS_JOB_ID"] {
+        cmd.env_remove(v);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("spawn mpirun");
+    let reader = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut b = Vec::new();
+            let _ = r.read_to_end(&mut b);
+            String::from_utf8_lossy(&b).into_owned()
+        })
+    };
+    let so = reader(Box::new(child.stdout.take().expect("piped")));
+    let se = reader(Box::new(child.stderr.take().expect("piped")));
+    let guard = timeout + Duration::from_secs(5);
+    let mut termed = false;
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait for mpirun") {
+            break st;
+        }
+        let t = start.elapsed();
+        if t > guard + Duration::from_secs(3) {
+            let _ = child.kill();
+        } else if t > guard && !termed {
+            termed = true;
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = start.elapsed();
+    MpiRun {
+        run: Run {
+            code: status.code(),
+            stdout: so.join().unwrap_or_default(),
+            stderr: se.join().unwrap_or_default(),
+        },
+        elapsed,
     }
 }

@@ -14,6 +14,8 @@
 //!   abort MSG RANK        after a barrier, RANK calls abort(MSG); others sleep
 //!   leave RANK            RANK exits 0 at once; the others enter a barrier
 //!   mismatch              rank 0 enters a barrier, the others an allgather
+//!   mismatch-kind         rank 0 broadcasts (root 0), the others allgather
+//!   mismatch-root         rank 0 broadcasts from root 1, the others from root 0
 //!   sleep                 connects, then sleeps forever
 //!   sleep-noconnect       ignores SIGTERM, never connects, sleeps forever
 //!   env VAR               prints "VAR=value" or "VAR unset"
@@ -163,6 +165,21 @@ fn main() {
             }
             println!("rank {rank}: mismatched collective returned");
         }
+        "mismatch-kind" => {
+            let r = if rank == 0 {
+                oob.broadcast(0, b"x").map(|_| ())
+            } else {
+                oob.allgather(b"x").map(|_| ())
+            };
+            r.unwrap_or_else(|e| fail(&format!("rank {rank}: {e}")));
+            println!("rank {rank}: mismatched collective returned");
+        }
+        "mismatch-root" => {
+            let root = usize::from(rank == 0);
+            oob.broadcast(root, b"x")
+                .unwrap_or_else(|e| fail(&format!("rank {rank}: {e}")));
+            println!("rank {rank}: mismatched collective returned");
+        }
         "sleep" => {
             println!("rank {rank} sleeping");
             sleep_forever();
@@ -181,10 +198,22 @@ fn payload(rank: usize, round: usize) -> Vec<u8> {
 
 fn check(oob: &dyn Oob) -> Result<(), String> {
     let (rank, size) = (oob.rank(), oob.size());
-    let env_rank = std::env::var("PGAS_RANK").ok();
-    if let Some(r) = env_rank {
-        if r != rank.to_string() {
-            return Err(format!("PGAS_RANK={r} but rank() = {rank}"));
+    // The launcher's own idea of our rank: pgasrun's, else a PMIx
+    // launcher's (mpirun, srun --mpi=pmix).
+    for var in ["PGAS_RANK", "PMIX_RANK"] {
+        if let Ok(r) = std::env::var(var) {
+            if r != rank.to_string() {
+                return Err(format!("{var}={r} but rank() = {rank}"));
+            }
+            break;
+        }
+    }
+    for var in ["PGAS_SIZE", "OMPI_COMM_WORLD_SIZE"] {
+        if let Ok(n) = std::env::var(var) {
+            if n != size.to_string() {
+                return Err(format!("{var}={n} but size() = {size}"));
+            }
+            break;
         }
     }
     for round in 0..10 {
