@@ -5,7 +5,6 @@
 //! Programs are workspace examples (`cargo build --examples`), so the same
 //! binaries serve the tests, the README and the study.
 
-
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
