@@ -1,0 +1,170 @@
+//! Criterion benches of the per-operation paths between two locales:
+//! 8-byte PUT, 8-byte GET, fetch-add (`Am::amo`: native where the provider
+//! has it, else via AM) and the empty blocking on-statement, each beside
+//! its raw-libfabric floor (`fi_writemsg`, `fi_readmsg`, `fi_fetch_atomic`,
+//! `fi_send`/`fi_recv` round trip) on the same provider and `fi_info`.
+//!
+//! A remote operation needs a peer process, so the bench starts its own
+//! job: run by `cargo bench` (no launcher variables), it re-executes itself
+//! under `pgasrun -n 2` (building `pgasrun` first if it is missing) and
+//! exits with the job's status. Under the launcher, locale 0 runs criterion
+//! from a thread bound to worker context 0; locale 1 serves (its AM poller
+//! and a raw-floor thread poll). `PGAS_PROVIDER` / `PGAS_MCM_MODE` pass
+//! through: `PGAS_PROVIDER='tcp;ofi_rxm' cargo bench -p study`.
+
+use comm_ofi::{AmoOp, AmoType};
+use criterion::Criterion;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+use study::ours::{heap_slice, Ours};
+use study::plan::Plan;
+use study::raw::Raw;
+
+fn under_launcher() -> bool {
+    std::env::var_os(bootstrap::env::RANK).is_some()
+}
+
+/// `target/<profile>/pgasrun` next to this bench binary (`.../deps/ops-*`).
+fn pgasrun() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("PGASRUN") {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let profile_dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .ok_or("cannot locate the target directory")?
+        .to_path_buf();
+    let path = profile_dir.join("pgasrun");
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "--quiet", "-p", "bootstrap", "--bin", "pgasrun"])
+            .arg("--manifest-path")
+            .arg(&manifest);
+        if profile_dir.file_name().is_some_and(|n| n != "debug") {
+            cmd.arg("--release");
+        }
+        let ok = cmd.status().map_err(|e| e.to_string())?.success();
+        if !ok || !path.exists() {
+            return Err(format!(
+                "pgasrun not found at {} and building it failed; set PGASRUN",
+                path.display()
+            ));
+        }
+    }
+    Ok(path)
+}
+
+fn relaunch() -> ExitCode {
+    let run = || -> Result<i32, String> {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let status = Command::new(pgasrun()?)
+            .args(["-n", "2", "--timeout", "900"])
+            .arg(exe)
+            .args(std::env::args_os().skip(1))
+            .status()
+            .map_err(|e| e.to_string())?;
+        Ok(status.code().unwrap_or(1))
+    };
+    match run() {
+        Ok(0) => ExitCode::SUCCESS,
+        Ok(c) => ExitCode::from(c.clamp(1, 255) as u8),
+        Err(e) => {
+            eprintln!("ops bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn bench(raw: &mut Raw, ours: &Ours) {
+    let comm = ours.comm();
+    let am = ours.am();
+    let (local, target, word) = ours.buffers();
+    // SAFETY: `local` is this locale's own buffer, used only by this thread.
+    let buf = unsafe { heap_slice(local, 8) };
+    let remote = comm.symmetric(target, 1).expect("symmetric");
+    let w1 = comm.symmetric(word, 1).expect("symmetric");
+    let empty = ours.empty_body();
+    let mut c = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .configure_from_args();
+    let label = format!("ops/{}/{}", comm.provider().name, comm.mode());
+    let mut g = c.benchmark_group(label);
+    g.bench_function("put_8B", |b| {
+        b.iter(|| comm.put(remote, &buf[..8]).expect("put"))
+    });
+    g.bench_function("raw_fi_writemsg_8B", |b| {
+        b.iter(|| raw.put_once(8).expect("raw put"))
+    });
+    g.bench_function("get_8B", |b| {
+        b.iter(|| comm.get(&mut buf[..8], remote).expect("get"))
+    });
+    g.bench_function("raw_fi_readmsg_8B", |b| {
+        b.iter(|| raw.get_once(8).expect("raw get"))
+    });
+    g.bench_function("fetch_add_u64", |b| {
+        b.iter(|| {
+            am.amo(w1, AmoType::U64, AmoOp::Add, 1, 0, true)
+                .expect("amo")
+        })
+    });
+    if raw.fetch_add_once().is_ok() {
+        g.bench_function("raw_fi_fetch_atomic_u64", |b| {
+            b.iter(|| raw.fetch_add_once().expect("raw fetch-add"))
+        });
+    }
+    g.bench_function("on_stmt_empty", |b| {
+        b.iter(|| am.execute_on(1, empty, &[]).expect("execute_on"))
+    });
+    g.bench_function("raw_send_recv_round_trip", |b| {
+        b.iter(|| raw.ping_once().expect("raw ping"))
+    });
+    g.finish();
+    c.final_summary();
+}
+
+fn main() -> ExitCode {
+    if !under_launcher() {
+        return relaunch();
+    }
+    let run = || -> study::stats::Res<()> {
+        let mut plan = Plan::full(1);
+        plan.lat_sizes = vec![8];
+        plan.bw_sizes.clear();
+        let oob = bootstrap::from_env()?;
+        let mut raw = Raw::open(&*oob, &plan)?;
+        let ours = Ours::start(&plan)?;
+        if raw.is_initiator() {
+            ours.bind()?;
+            bench(&mut raw, &ours);
+            let s = raw.stop_targets();
+            let f = ours.finish();
+            s?;
+            f?;
+        } else {
+            let server = std::thread::spawn(move || {
+                let r = raw.serve();
+                (raw, r)
+            });
+            let f = ours.finish();
+            let (raw, r) = server.join().map_err(|_| "raw serving thread panicked")?;
+            drop(raw);
+            f?;
+            r?;
+        }
+        oob.barrier()?;
+        Ok(())
+    };
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ops bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

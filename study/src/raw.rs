@@ -1,0 +1,616 @@
+//! The floor: a minimal raw-libfabric benchmark on the same provider, in
+//! the same MCM mode's `fi_info`, with no MCM logic.
+//!
+//! Set-up (selection, fabric/domain/AV/CQ/endpoint, registration, address
+//! exchange) reuses comm-ofi's safe wrappers and selection, so the endpoint
+//! is opened from exactly the `fi_info` our layer would use for this
+//! (provider, mode). The timed loops call libfabric-sys directly
+//! (`fi_writemsg`, `fi_readmsg`, `fi_fetch_atomic`, `fi_send`/`fi_recv`,
+//! `fi_cq_read` or `fi_cq_sread`) with the flags our layer passes: writes
+//! carry `FI_DELIVERY_COMPLETE` in delivery-complete mode, every op asks for
+//! a completion, one operation's completion is reaped before the next
+//! latency sample. Waits spin in `fi_cq_read` and yield the core after 64
+//! empty polls (comm-ofi's waiting policy, so that the ratio isolates
+//! software cost, not a waiting policy), except on `sockets`, whose progress
+//! thread starves when anybody spins: there they block in `fi_cq_sread`
+//! (docs/providers.md), as our layer does.
+//!
+//! Every locale but 0 is a passive target that polls its CQ (the progress
+//! that `tcp;ofi_rxm`, `shm` and `udp;ofi_rxd` need on the target, or the
+//! initiator's first operation hangs) and answers ping messages; locale 0
+//! measures, then sends each target a stop message.
+
+use crate::plan::{Op, Plan};
+use crate::stats::{measure, measure_timed, Budget, Point, Res};
+use bootstrap::Oob;
+use comm_ofi::heap::Heap;
+use comm_ofi::ofi::{Av, Cq, CqEntry, Domain, Endpoint, Fabric, Mr, WaitMode};
+use comm_ofi::select::{self, SelectRequest};
+use comm_ofi::Mode;
+use libfabric_sys as sys;
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Receive buffers a target keeps posted.
+const RECVS: usize = 8;
+/// Bytes of one message buffer.
+const MSG: usize = 64;
+/// Context values of receives are `RECV_CTX + index` (sends and RMA use null).
+const RECV_CTX: usize = 0x1000;
+/// Message kinds (first byte).
+const PING: u8 = b'P';
+const STOP: u8 = b'S';
+
+/// Why a raw fetching atomic is not measured on a provider, if it is not.
+pub fn no_raw_atomics_reason(provider: &str, granted: bool) -> Option<&'static str> {
+    if comm_ofi::quirks::avoid_native_atomics(provider) {
+        Some(
+            "skipped: udp;ofi_rxd 1.17 native atomics are broken (the first fetching atomic \
+             completes before the target applied it, then fi_cq_read segfaults; quirks.rs)",
+        )
+    } else if !granted {
+        Some("skipped: the provider grants no FI_ATOMIC with this mode's ordering")
+    } else {
+        None
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Peer {
+    fi_addr: sys::fi_addr_t,
+    /// Address of the peer's heap base in provider addressing (VA or 0).
+    base: u64,
+    key: u64,
+}
+
+/// One locale of the raw benchmark.
+pub struct Raw {
+    me: usize,
+    provider: String,
+    mode: Mode,
+    atomics: bool,
+    wait: WaitMode,
+    write_flags: u64,
+    read_flags: u64,
+    // Drop order: endpoint, MR, CQ, AV, domain, fabric, then the heap.
+    ep: Endpoint,
+    _mr: Mr,
+    cq: Arc<Cq>,
+    _av: Arc<Av>,
+    _domain: Arc<Domain>,
+    _fabric: Arc<Fabric>,
+    heap: Heap,
+    desc: *mut c_void,
+    peers: Vec<Peer>,
+    /// Offsets (from the heap base) of the data region, the 64-byte scratch
+    /// (atomic operand at 0, result at 16, ping message at 32) and the
+    /// receive buffers; the same on every locale.
+    region: u64,
+    scratch: u64,
+    recvs: u64,
+    outstanding: usize,
+    /// Completions reaped while posting on a target (handled by `serve`).
+    backlog: Vec<CqEntry>,
+    serving: bool,
+}
+
+// SAFETY: the raw pointers (MR descriptor) refer to libfabric objects this
+// value owns, opened FI_THREAD_SAFE; a Raw is used by one thread at a time
+// (moved into the serving thread and back).
+unsafe impl Send for Raw {}
+
+fn encode(s: &select::Selection) -> Vec<u8> {
+    format!(
+        "OK\t{}\t{}\t{}\t{}",
+        s.provider,
+        s.mode,
+        s.native_atomics as u8,
+        s.info.domain_name()
+    )
+    .into_bytes()
+}
+
+impl Raw {
+    /// Opens the floor's endpoint on every locale of the job (collective).
+    pub fn open(oob: &dyn Oob, plan: &Plan) -> Res<Raw> {
+        let cfg = comm_ofi::Config::from_env()?;
+        let me = oob.rank();
+        let n = oob.size();
+        let req = SelectRequest {
+            provider: cfg.provider.clone(),
+            mode: cfg.mode,
+            single_host: true,
+            want_atomics: cfg.native_amo,
+        };
+        // Locale 0 chooses exactly as comm-ofi would; the others resolve it.
+        let mine = (me == 0).then(|| select::select(&req));
+        let payload = match &mine {
+            Some(Ok(s)) => encode(s),
+            Some(Err(e)) => format!("ERR\t{e}").into_bytes(),
+            None => Vec::new(),
+        };
+        let choice = String::from_utf8_lossy(&oob.broadcast(0, &payload)?).into_owned();
+        let sel = match mine {
+            Some(r) => r?,
+            None => match choice.split('\t').collect::<Vec<_>>().as_slice() {
+                ["OK", prov, mode, atomics, domain] => {
+                    select::resolve(prov, mode.parse()?, *atomics == "1", domain)?
+                }
+                _ => return Err(format!("locale 0 could not select: {choice}").into()),
+            },
+        };
+        let info = &sel.info;
+        let wait = cfg
+            .cq_wait
+            .unwrap_or(if sel.provider.starts_with("sockets") {
+                WaitMode::Block
+            } else {
+                WaitMode::Spin
+            });
+        let fabric = Fabric::open(info)?;
+        let domain = Domain::open(&fabric, info)?;
+        let av = Av::open(&domain, n * 4)?;
+        let cq = Cq::open(&domain, 1024, wait)?;
+        let ep = Endpoint::open(&domain, info, &av, &cq)?;
+
+        let region_len = plan.region_bytes() as usize;
+        let heap = Heap::new(region_len + (64 << 10))?;
+        let region = heap.alloc(region_len, 4096)? - heap.base_addr();
+        let scratch = heap.alloc(64, 64)? - heap.base_addr();
+        let recvs = heap.alloc(RECVS * MSG, 64)? - heap.base_addr();
+        let access = sys::FI_READ
+            | sys::FI_WRITE
+            | sys::FI_REMOTE_READ
+            | sys::FI_REMOTE_WRITE
+            | sys::FI_SEND
+            | sys::FI_RECV;
+        // SAFETY: the heap mapping outlives the MR (field drop order).
+        let mr = unsafe { Mr::register(&domain, heap.base(), heap.size(), access, 1)? };
+        let mr_mode = info.mr_mode();
+        if mr_mode & sys::FI_MR_ENDPOINT != 0 {
+            mr.bind_enable(&ep)?;
+        }
+        let desc = if mr_mode & sys::FI_MR_LOCAL != 0 {
+            mr.desc()
+        } else {
+            ptr::null_mut()
+        };
+
+        let fi_addrs = av.insert(&oob.allgather(&ep.name()?)?)?;
+        let mut reg = heap.base_addr().to_le_bytes().to_vec();
+        reg.extend_from_slice(&mr.key().to_le_bytes());
+        let regs = oob.allgather(&reg)?;
+        let virt = mr_mode & sys::FI_MR_VIRT_ADDR != 0;
+        let mut peers = Vec::with_capacity(n);
+        for (i, r) in regs.iter().enumerate() {
+            let w = |k: usize| -> Res<u64> {
+                Ok(u64::from_le_bytes(
+                    r.get(8 * k..8 * k + 8)
+                        .ok_or("short registration record")?
+                        .try_into()?,
+                ))
+            };
+            peers.push(Peer {
+                fi_addr: fi_addrs[i],
+                base: if virt { w(0)? } else { 0 },
+                key: w(1)?,
+            });
+        }
+        let dc = sel.mode == Mode::DeliveryComplete;
+        let fence = sel.mode == Mode::MessageOrderFence;
+        Ok(Raw {
+            me,
+            provider: sel.provider.clone(),
+            mode: sel.mode,
+            atomics: sel.native_atomics,
+            wait,
+            write_flags: sys::FI_COMPLETION | if dc { sys::FI_DELIVERY_COMPLETE } else { 0 },
+            read_flags: sys::FI_COMPLETION | if fence { sys::FI_FENCE } else { 0 },
+            ep,
+            _mr: mr,
+            cq,
+            _av: av,
+            _domain: domain,
+            _fabric: fabric,
+            heap,
+            desc,
+            peers,
+            region,
+            scratch,
+            recvs,
+            outstanding: 0,
+            backlog: Vec::new(),
+            serving: false,
+        })
+    }
+
+    /// Whether this is locale 0 (the initiator).
+    pub fn is_initiator(&self) -> bool {
+        self.me == 0
+    }
+
+    /// One line for the log: what was opened.
+    pub fn describe(&self) -> String {
+        format!(
+            "raw floor: provider {}, mode {}, atomics {}, waits {}",
+            self.provider,
+            self.mode,
+            if self.atomics {
+                "granted"
+            } else {
+                "not granted"
+            },
+            match self.wait {
+                WaitMode::Spin => "spin (fi_cq_read)",
+                WaitMode::Block => "block (fi_cq_sread)",
+            }
+        )
+    }
+
+    fn local(&self, off: u64) -> *mut u8 {
+        (self.heap.base_addr() + off) as *mut u8
+    }
+
+    /// Reads completions once; returns how many (0 when none yet).
+    fn reap(&mut self, buf: &mut [CqEntry]) -> Res<usize> {
+        let cq = self.cq.as_ptr();
+        let ret = match self.wait {
+            // SAFETY: buf has room for buf.len() entries of the CQ's format (DATA).
+            WaitMode::Spin => unsafe { sys::fi_cq_read(cq, buf.as_mut_ptr().cast(), buf.len()) },
+            // SAFETY: as above; no wait condition.
+            WaitMode::Block => unsafe {
+                sys::fi_cq_sread(cq, buf.as_mut_ptr().cast(), buf.len(), ptr::null(), 100)
+            },
+        };
+        if ret > 0 {
+            return Ok(ret as usize);
+        }
+        let code = -(ret as i64);
+        if code == sys::FI_EAGAIN as i64
+            || code == sys::FI_ETIMEDOUT as i64
+            || code == sys::FI_EINTR as i64
+        {
+            return Ok(0);
+        }
+        if code == sys::FI_EAVAIL as i64 {
+            // The wrapper reads the error entry and names it.
+            return match self.cq.read(&mut buf[..1], 0) {
+                Err(e) => Err(e.error.into()),
+                Ok(k) => Ok(k),
+            };
+        }
+        Err(comm_ofi::OfiError::from_ret("fi_cq_read", ret as i64).into())
+    }
+
+    /// Posts with `f`, reaping completions while the provider says EAGAIN.
+    fn post(
+        &mut self,
+        call: &'static str,
+        mut f: impl FnMut(*mut sys::fid_ep) -> isize,
+    ) -> Res<()> {
+        let mut buf = [CqEntry::default(); 16];
+        let mut idle = 0u32;
+        loop {
+            let ret = f(self.ep.as_ptr());
+            if ret == -(sys::FI_EAGAIN as isize) {
+                let k = self.reap(&mut buf)?;
+                if self.serving {
+                    self.backlog.extend_from_slice(&buf[..k]);
+                }
+                self.outstanding -= k.min(self.outstanding);
+                idle = if k == 0 { idle + 1 } else { 0 };
+                if idle > 64 && self.wait == WaitMode::Spin {
+                    std::thread::yield_now();
+                }
+                continue;
+            }
+            if ret < 0 {
+                return Err(comm_ofi::OfiError::from_ret(call, ret as i64).into());
+            }
+            self.outstanding += 1;
+            return Ok(());
+        }
+    }
+
+    /// Waits until every posted operation (and posted receive) completed.
+    /// Same waiting policy as comm-ofi's `TxContext::wait_all`: spin, and
+    /// yield the core after 64 empty polls (on 2 shared cores a waiter that
+    /// never yields starves the very process it waits for).
+    fn wait_all(&mut self) -> Res<()> {
+        let mut buf = [CqEntry::default(); 16];
+        let mut idle = 0u32;
+        while self.outstanding > 0 {
+            let k = self.reap(&mut buf)?;
+            self.outstanding -= k.min(self.outstanding);
+            if k == 0 {
+                idle += 1;
+                if self.wait == WaitMode::Spin && idle > 64 {
+                    std::thread::yield_now();
+                }
+            } else {
+                idle = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// `fi_writemsg` of `len` bytes at local offset `loff` to `peer`'s
+    /// offset `roff`, or `fi_readmsg` the other way.
+    fn rma(&mut self, write: bool, peer: usize, loff: u64, roff: u64, len: usize) -> Res<()> {
+        let p = self.peers[peer];
+        let iov = libc::iovec {
+            iov_base: self.local(loff).cast(),
+            iov_len: len,
+        };
+        let rma = sys::fi_rma_iov {
+            addr: p.base + roff,
+            len,
+            key: p.key,
+        };
+        let mut desc = self.desc;
+        let flags = if write {
+            self.write_flags
+        } else {
+            self.read_flags
+        };
+        self.post(if write { "fi_writemsg" } else { "fi_readmsg" }, |ep| {
+            let msg = sys::fi_msg_rma {
+                msg_iov: &iov as *const libc::iovec as *const sys::iovec,
+                desc: &mut desc,
+                iov_count: 1,
+                addr: p.fi_addr,
+                rma_iov: &rma,
+                rma_iov_count: 1,
+                context: ptr::null_mut(),
+                data: 0,
+            };
+            // SAFETY: msg and what it points to live across the call; the local
+            // range lies in our registered heap and is not touched until the
+            // completion is reaped; the remote range lies in the peer's region.
+            unsafe {
+                if write {
+                    sys::fi_writemsg(ep, &msg, flags)
+                } else {
+                    sys::fi_readmsg(ep, &msg, flags)
+                }
+            }
+        })
+    }
+
+    fn post_recv(&mut self, i: usize) -> Res<()> {
+        let buf = self.local(self.recvs + (i * MSG) as u64);
+        let desc = self.desc;
+        self.post("fi_recv", |ep| {
+            // SAFETY: buf is MSG bytes of our registered heap reserved for this
+            // receive until its completion is reaped.
+            unsafe {
+                sys::fi_recv(
+                    ep,
+                    buf.cast(),
+                    MSG,
+                    desc,
+                    sys::FI_ADDR_UNSPEC,
+                    (RECV_CTX + i) as *mut c_void,
+                )
+            }
+        })
+    }
+
+    fn send_msg(&mut self, peer: usize, kind: u8) -> Res<()> {
+        let buf = self.local(self.scratch + 32);
+        // SAFETY: scratch+32..+40 is ours; no send of it is in flight (callers
+        // wait for the previous send before the next).
+        unsafe {
+            *buf = kind;
+            (buf.add(4) as *mut u32).write_unaligned(self.me as u32);
+        }
+        let (desc, addr) = (self.desc, self.peers[peer].fi_addr);
+        self.post("fi_send", |ep| {
+            // SAFETY: 8 bytes of registered heap, untouched until completion.
+            unsafe { sys::fi_send(ep, buf as *const c_void, 8, desc, addr, ptr::null_mut()) }
+        })
+    }
+
+    /// The passive target: polls its CQ (progress), answers pings, stops on
+    /// a stop message.
+    pub fn serve(&mut self) -> Res<()> {
+        self.serving = true;
+        for i in 0..RECVS {
+            self.post_recv(i)?;
+        }
+        // Receives stay posted: they are not counted as outstanding here.
+        self.outstanding = 0;
+        let mut buf = [CqEntry::default(); 16];
+        let mut stop = false;
+        let mut sends = 0usize;
+        while !stop || sends > 0 {
+            let k = self.reap(&mut buf)?;
+            if k == 0 && self.backlog.is_empty() && self.wait == WaitMode::Spin {
+                // A passive target as in the anchors' fi_anchor: poll, and
+                // only yield the core when idle; never sleep (RMA against
+                // this endpoint produces no completion here, so an idle
+                // counter could not tell a busy target from an idle one).
+                std::thread::yield_now();
+            }
+            let mut got = std::mem::take(&mut self.backlog);
+            got.extend_from_slice(&buf[..k]);
+            for e in got {
+                let ctx = e.op_context as usize;
+                if (RECV_CTX..RECV_CTX + RECVS).contains(&ctx) {
+                    let i = ctx - RECV_CTX;
+                    let m = self.local(self.recvs + (i * MSG) as u64);
+                    // SAFETY: the receive completed: the provider is done with m.
+                    let (kind, from) = unsafe { (*m, (m.add(4) as *const u32).read_unaligned()) };
+                    match kind {
+                        PING => {
+                            self.send_msg(from as usize, PING)?;
+                            sends += 1;
+                        }
+                        STOP => stop = true,
+                        _ => return Err(format!("unexpected message kind {kind}").into()),
+                    }
+                    if !stop {
+                        self.post_recv(i)?;
+                    }
+                } else {
+                    sends = sends.saturating_sub(1);
+                }
+            }
+            self.outstanding = 0;
+        }
+        Ok(())
+    }
+
+    /// Tells every target to stop (locale 0).
+    pub fn stop_targets(&mut self) -> Res<()> {
+        for t in 1..self.peers.len() {
+            self.send_msg(t, STOP)?;
+            self.wait_all()?;
+        }
+        Ok(())
+    }
+
+    /// Why the floor does not measure `op` here, if it does not.
+    pub fn skip_reason(&self, op: Op) -> Option<String> {
+        match op {
+            Op::Amo => no_raw_atomics_reason(&self.provider, self.atomics).map(str::to_string),
+            Op::TaskEnd(_) if self.mode == Mode::DeliveryComplete => Some(
+                "delivery-complete: every PUT already waited for delivery, so the floor of a \
+                 task end is no operation at all"
+                    .into(),
+            ),
+            Op::TaskEnd(k) if k as usize >= self.peers.len() => Some(format!(
+                "needs {} locales, job has {}",
+                k + 1,
+                self.peers.len()
+            )),
+            _ => None,
+        }
+    }
+
+    /// What the floor's figure for `op` is.
+    pub fn note(&self, op: Op) -> &'static str {
+        match op {
+            Op::Amo => "fi_fetch_atomic",
+            Op::PingPong => "fi_send+fi_recv round trip",
+            Op::TaskEnd(_) if self.mode == Mode::MessageOrderFence => "k fenced 8 B reads",
+            Op::TaskEnd(_) => "k 8 B reads",
+            _ => "",
+        }
+    }
+
+    /// Measures one point on locale 0.
+    pub fn point(&mut self, op: Op, b: Budget) -> Res<Point> {
+        let (region, scratch) = (self.region, self.scratch);
+        match op {
+            Op::Put(s) => measure(b, || {
+                self.rma(true, 1, region, region, s as usize)?;
+                self.wait_all()
+            }),
+            Op::Get(s) => measure(b, || {
+                self.rma(false, 1, region, region, s as usize)?;
+                self.wait_all()
+            }),
+            Op::PutBw(s, w) | Op::GetBw(s, w) => {
+                let write = matches!(op, Op::PutBw(..));
+                measure(b, || {
+                    for i in 0..w {
+                        let off = region + i * s;
+                        self.rma(write, 1, if write { region } else { off }, off, s as usize)?;
+                    }
+                    self.wait_all()
+                })
+            }
+            Op::PutRate(w) => measure(b, || {
+                for i in 0..w {
+                    self.rma(true, 1, region, region + 8 * i, 8)?;
+                }
+                self.wait_all()
+            }),
+            Op::Amo => measure(b, || self.fetch_add(1)),
+            Op::PingPong => measure(b, || self.ping(1)),
+            // The message-order idiom a task end costs at least: one 8-byte
+            // read from each target with dangling stores (fenced in
+            // message-order-fence mode), issued together, then waited.
+            Op::TaskEnd(k) => measure_timed(b, || {
+                for t in 1..=k as usize {
+                    self.rma(true, t, region, region, 8)?;
+                }
+                self.wait_all()?;
+                let t0 = Instant::now();
+                for t in 1..=k as usize {
+                    self.rma(false, t, scratch, scratch, 8)?;
+                }
+                self.wait_all()?;
+                Ok(t0.elapsed())
+            }),
+            Op::AmoAm | Op::OnStmt => Err(format!("the floor has no {}", op.name()).into()),
+        }
+    }
+
+    /// One blocking `fi_writemsg` of `size` bytes to locale 1, waited
+    /// (for the criterion bench).
+    pub fn put_once(&mut self, size: usize) -> Res<()> {
+        self.rma(true, 1, self.region, self.region, size)?;
+        self.wait_all()
+    }
+
+    /// One blocking `fi_readmsg` of `size` bytes from locale 1, waited.
+    pub fn get_once(&mut self, size: usize) -> Res<()> {
+        self.rma(false, 1, self.region, self.region, size)?;
+        self.wait_all()
+    }
+
+    /// One `fi_fetch_atomic` (u64 sum) on locale 1, waited; an error where
+    /// the floor skips atomics ([`no_raw_atomics_reason`]).
+    pub fn fetch_add_once(&mut self) -> Res<()> {
+        if let Some(why) = self.skip_reason(Op::Amo) {
+            return Err(why.into());
+        }
+        self.fetch_add(1)
+    }
+
+    /// One `fi_send`/`fi_recv` round trip with locale 1.
+    pub fn ping_once(&mut self) -> Res<()> {
+        self.ping(1)
+    }
+
+    fn fetch_add(&mut self, peer: usize) -> Res<()> {
+        let p = self.peers[peer];
+        let operand = self.local(self.scratch);
+        let result = self.local(self.scratch + 16);
+        // SAFETY: scratch words are ours; no atomic is in flight on them.
+        unsafe { (operand as *mut u64).write(1) };
+        let desc = self.desc;
+        let remote = p.base + self.scratch + 8;
+        self.post("fi_fetch_atomic", |ep| {
+            // SAFETY: operand and result are registered scratch words untouched
+            // until completion; the remote word lies in the peer's heap.
+            unsafe {
+                sys::fi_fetch_atomic(
+                    ep,
+                    operand as *const c_void,
+                    1,
+                    desc,
+                    result.cast(),
+                    desc,
+                    p.fi_addr,
+                    remote,
+                    p.key,
+                    sys::FI_UINT64,
+                    sys::FI_SUM,
+                    ptr::null_mut(),
+                )
+            }
+        })?;
+        self.wait_all()
+    }
+
+    fn ping(&mut self, peer: usize) -> Res<()> {
+        self.post_recv(0)?;
+        self.send_msg(peer, PING)?;
+        self.wait_all()
+    }
+}

@@ -1,0 +1,185 @@
+//! Timing: how one figure (a "point") is measured.
+//!
+//! A point is a median over samples; a sample is the mean of a batch of
+//! back-to-back operations. The batch is sized after a short warm-up so that
+//! one sample lasts about 1/30 of the point's time budget: the clock is read
+//! twice per sample, not per operation, and a preempted sample (this machine
+//! has 2 cores shared by everybody's spinning threads) moves the median by at
+//! most one rank. This is foMPI's "median of many samples" with LOCO's
+//! "repeat and take a robust centre", scaled to a run of a few minutes.
+
+use std::time::{Duration, Instant};
+
+/// Error type of the study (messages for the report).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// Result type of the study.
+pub type Res<T> = Result<T, BoxError>;
+
+/// How long a point may take.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Target measuring time of one point (after warm-up).
+    pub point: Duration,
+    /// At least this many samples, even when that overruns `point`
+    /// (bounded by `hard_cap`).
+    pub min_samples: usize,
+    /// At most this many samples.
+    pub max_samples: usize,
+    /// Never spend more than this on one point (slow providers).
+    pub hard_cap: Duration,
+}
+
+impl Budget {
+    /// A budget of `ms` milliseconds per point.
+    pub fn ms(ms: u64) -> Budget {
+        Budget {
+            point: Duration::from_millis(ms),
+            min_samples: 5,
+            max_samples: 200,
+            hard_cap: Duration::from_millis(ms * 6),
+        }
+    }
+}
+
+/// One measured figure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    /// Median over samples of the per-operation time, in microseconds.
+    pub median_us: f64,
+    /// Fastest sample's per-operation time, in microseconds.
+    pub min_us: f64,
+    /// Samples taken.
+    pub samples: usize,
+    /// Operations timed in all (warm-up excluded).
+    pub ops: u64,
+}
+
+/// Median of `v` (sorted in place); 0 for an empty slice.
+pub fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// Measures `op` (one operation per call) back to back in batches.
+pub fn measure(budget: Budget, mut op: impl FnMut() -> Res<()>) -> Res<Point> {
+    // Warm-up (pages touched, connections made, caches warm) that also
+    // calibrates the batch: at least two calls, about a tenth of the budget.
+    let warm = Instant::now();
+    let mut calls = 0u64;
+    while calls < 2 || (warm.elapsed() < budget.point / 10 && calls < 100_000) {
+        op()?;
+        calls += 1;
+        if warm.elapsed() >= budget.hard_cap / 4 {
+            break;
+        }
+    }
+    let per_op = warm.elapsed().as_secs_f64() / calls as f64;
+    let target = budget.point.as_secs_f64() / 30.0;
+    let batch = (target / per_op.max(1e-8)).clamp(1.0, 100_000.0) as u64;
+    batched(budget, batch, &mut op)
+}
+
+fn batched(budget: Budget, batch: u64, op: &mut impl FnMut() -> Res<()>) -> Res<Point> {
+    let start = Instant::now();
+    let mut samples = Vec::new();
+    loop {
+        let t = Instant::now();
+        for _ in 0..batch {
+            op()?;
+        }
+        samples.push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
+        let spent = start.elapsed();
+        if samples.len() >= budget.max_samples
+            || (spent >= budget.point && samples.len() >= budget.min_samples)
+            || (spent >= budget.hard_cap && samples.len() >= 3)
+        {
+            break;
+        }
+    }
+    let ops = batch * samples.len() as u64;
+    let min_us = samples.iter().copied().fold(f64::INFINITY, f64::min);
+    let n = samples.len();
+    Ok(Point {
+        median_us: median(&mut samples),
+        min_us,
+        samples: n,
+        ops,
+    })
+}
+
+/// Measures an operation that times itself (`op` returns the duration of
+/// the part that counts, e.g. a boundary after untimed PUTs): a short
+/// warm-up, then one operation per sample.
+pub fn measure_timed(budget: Budget, mut op: impl FnMut() -> Res<Duration>) -> Res<Point> {
+    // Warm-up: at least two calls, at most a tenth of the budget.
+    let warm = Instant::now();
+    let mut calls = 0;
+    while calls < 2 || (warm.elapsed() < budget.point / 10 && calls < 1000) {
+        op()?;
+        calls += 1;
+        if warm.elapsed() >= budget.hard_cap / 4 {
+            break;
+        }
+    }
+    let start = Instant::now();
+    let mut samples = Vec::new();
+    loop {
+        samples.push(op()?.as_secs_f64() * 1e6);
+        let spent = start.elapsed();
+        if samples.len() >= budget.max_samples * 5
+            || (spent >= budget.point && samples.len() >= budget.min_samples)
+            || (spent >= budget.hard_cap && samples.len() >= 3)
+        {
+            break;
+        }
+    }
+    let min_us = samples.iter().copied().fold(f64::INFINITY, f64::min);
+    let n = samples.len();
+    Ok(Point {
+        median_us: median(&mut samples),
+        min_us,
+        samples: n,
+        ops: n as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_odd_even_empty() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&mut []), 0.0);
+    }
+
+    #[test]
+    fn measure_counts_and_bounds() {
+        let b = Budget::ms(5);
+        let mut n = 0u64;
+        let p = measure(b, || {
+            n += 1;
+            std::hint::black_box(n);
+            Ok(())
+        })
+        .unwrap();
+        assert!(p.samples >= b.min_samples && p.samples <= b.max_samples);
+        assert!(p.median_us >= 0.0 && p.min_us <= p.median_us);
+        assert!(n >= p.ops);
+    }
+
+    #[test]
+    fn measure_timed_reports_what_op_says() {
+        let p = measure_timed(Budget::ms(2), || Ok(Duration::from_micros(7))).unwrap();
+        assert!((p.median_us - 7.0).abs() < 1e-9);
+    }
+}
