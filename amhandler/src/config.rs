@@ -50,6 +50,10 @@ pub struct AmConfig {
     /// MCM boundary or before its next AMO elsewhere. Only with one handler
     /// thread (with several, two AMOs could run out of order).
     pub delay_amo_done: bool,
+    /// `PGAS_AM_IDLE_SLEEP_US` (default 0: never): after a long idle spell
+    /// the progress thread sleeps this long between polls, sparing a shared
+    /// core at the price of RMA/AMO latency against this locale.
+    pub idle_sleep_us: u64,
 }
 
 impl Default for AmConfig {
@@ -62,6 +66,7 @@ impl Default for AmConfig {
             amo_via_am: false,
             done: DoneMode::Msg,
             delay_amo_done: true,
+            idle_sleep_us: 0,
         }
     }
 }
@@ -144,6 +149,20 @@ impl AmConfig {
         if let Some(v) = get("PGAS_AMO_VIA_AM") {
             cfg.amo_via_am = parse_bool("PGAS_AMO_VIA_AM", &v)?;
         }
+        if let Some(v) = get("PGAS_AM_IDLE_SLEEP_US") {
+            cfg.idle_sleep_us = v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|u| *u <= 1_000_000)
+                .ok_or_else(|| {
+                    env_err(
+                        "PGAS_AM_IDLE_SLEEP_US",
+                        &v,
+                        "expected microseconds from 0 to 1000000",
+                    )
+                })?;
+        }
         if let Some(v) = get("PGAS_AM_AMO_DELAY") {
             cfg.delay_amo_done = parse_bool("PGAS_AM_AMO_DELAY", &v)?;
         }
@@ -214,6 +233,7 @@ mod tests {
             ("PGAS_AMO_VIA_AM", "maybe"),
             ("PGAS_AM_DONE", "smoke-signal"),
             ("PGAS_AM_AMO_DELAY", "later"),
+            ("PGAS_AM_IDLE_SLEEP_US", "soon"),
         ] {
             let e = cfg(&[(var, val)]).unwrap_err().to_string();
             assert!(e.contains(var), "{e}");

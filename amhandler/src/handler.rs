@@ -218,9 +218,12 @@ fn poll_loop(am: &Am) {
                 idle = idle.saturating_add(1);
                 if am.block_wait {
                     // fall through to the repost below
-                } else if idle > 200_000 {
-                    // Long idle: stop hogging a shared core.
-                    std::thread::sleep(Duration::from_micros(20));
+                } else if am.cfg.idle_sleep_us > 0 && idle > 200_000 {
+                    // Long idle, and the user asked to spare the core. Costs
+                    // latency: RMA and native atomics against this locale
+                    // need this thread's progress on shm, tcp and udp (they
+                    // produce no receive completion that would wake it).
+                    std::thread::sleep(Duration::from_micros(am.cfg.idle_sleep_us));
                 } else if idle > 16 {
                     std::thread::yield_now();
                 }

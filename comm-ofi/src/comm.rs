@@ -466,6 +466,7 @@ impl Comm {
                 routes.clone(),
                 prover.clone(),
                 prov.atomics,
+                prov.inject_size,
             )));
         }
 

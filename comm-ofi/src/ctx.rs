@@ -52,6 +52,10 @@ pub struct TxContext {
     next_seq: u64,
     /// Return [`Error::WouldBlock`] instead of retrying a full queue.
     fail_fast: bool,
+    /// Largest PUT posted with `FI_INJECT` (no completion to wait for).
+    inject_size: usize,
+    /// Completion entries, reused by every CQ read (not zeroed per read).
+    cq_buf: Box<[CqEntry; 16]>,
     /// Domain-wide lock for providers whose threading claims do not hold
     /// (see `quirks`); None for the others.
     serial: Option<DomainLock>,
@@ -190,6 +194,7 @@ impl TxContext {
         routes: Arc<[Route]>,
         prover: Arc<OnceLock<Arc<dyn VisibilityProver>>>,
         native_atomics: bool,
+        inject_size: usize,
     ) -> TxContext {
         let wait = ep.cq().wait_mode();
         TxContext {
@@ -208,6 +213,8 @@ impl TxContext {
             nb_inflight: Vec::new(),
             next_seq: 1,
             fail_fast: false,
+            inject_size,
+            cq_buf: Box::new([CqEntry::default(); 16]),
             serial,
             amo_desc: Box::default(),
         }
@@ -290,16 +297,16 @@ impl TxContext {
     }
 
     fn reap(&mut self, timeout: i32) -> Result<usize> {
-        let mut buf = [CqEntry::default(); 16];
         let guard = self.serial.as_ref().map(|l| l.lock());
-        let r = self.ep.cq().read(&mut buf, timeout);
+        let r = self.ep.cq().read(&mut self.cq_buf[..], timeout);
         drop(guard);
         match r {
             Ok(n) => {
                 self.outstanding = self.outstanding.saturating_sub(n);
                 if !self.nb_inflight.is_empty() {
-                    for e in &buf[..n] {
-                        self.nb_completed(e.op_context);
+                    for i in 0..n {
+                        let context = self.cq_buf[i].op_context;
+                        self.nb_completed(context);
                     }
                 }
                 Ok(n)
@@ -337,9 +344,16 @@ impl TxContext {
         }
     }
 
-    fn post(
+    fn post(&mut self, call: &'static str, f: impl FnMut(*mut sys::fid_ep) -> isize) -> Result<()> {
+        self.post_counted(call, true, f)
+    }
+
+    /// Posts with `f`, riding out `-FI_EAGAIN`; `counted`: the operation will
+    /// report a completion to wait for.
+    fn post_counted(
         &mut self,
         call: &'static str,
+        counted: bool,
         mut f: impl FnMut(*mut sys::fid_ep) -> isize,
     ) -> Result<()> {
         loop {
@@ -354,7 +368,7 @@ impl TxContext {
                 continue;
             }
             check(call, ret as i64).map_err(Error::Ofi)?;
-            self.outstanding += 1;
+            self.outstanding += counted as usize;
             return Ok(());
         }
     }
@@ -377,6 +391,9 @@ impl TxContext {
         op: RmaOp,
         flags: u64,
     ) -> Result<()> {
+        if op.seq == 0 && op.local.len <= op.chunk {
+            return self.rma(call, f, op.local, op.remote, flags, 0);
+        }
         let chunk = op.chunk.max(1);
         let pieces = op.local.len.div_ceil(chunk).max(1);
         if op.seq != 0 {
@@ -630,15 +647,31 @@ impl Transport for TxContext {
     type Send = SendOp;
     type Error = Error;
 
+    #[inline]
     fn binding(&self) -> Binding {
         self.binding
     }
 
+    #[inline]
     fn dangling(&mut self) -> &mut DanglingStores {
         &mut self.dangling
     }
 
+    #[inline]
     fn post_put(&mut self, _target: usize, op: RmaOp, flags: OpFlags) -> Result<()> {
+        // A small blocking PUT with nothing to add is injected: the source is
+        // free on return and there is no completion to wait for. Ordering and
+        // visibility are the same as a write's (it is one, to the provider).
+        if flags.is_empty() && op.seq == 0 && op.local.len <= self.inject_size {
+            let (buf, len, r) = (op.local.ptr, op.local.len, op.remote);
+            return self.post_counted("fi_inject_write", false, |ep| {
+                // SAFETY: buf..buf+len is the caller's live source buffer;
+                // with FI_INJECT the provider copies it before returning.
+                unsafe {
+                    sys::fi_inject_write(ep, buf as *const c_void, len, r.fi_addr, r.addr, r.key)
+                }
+            });
+        }
         self.rma_chunked("fi_writemsg", sys::fi_writemsg, op, ofi_flags(flags))
     }
 
@@ -701,7 +734,18 @@ impl Transport for TxContext {
         }
     }
 
+    #[inline]
     fn wait_all(&mut self) -> Result<()> {
+        if self.outstanding == 0 && self.proofs.is_empty() {
+            return Ok(());
+        }
+        self.wait_all_slow()
+    }
+}
+
+impl TxContext {
+    #[cold]
+    fn wait_all_slow(&mut self) -> Result<()> {
         let local = self.wait_local();
         let mut first_err = local.err();
         if !self.proofs.is_empty() {
