@@ -683,7 +683,20 @@ impl Transport for TxContext {
     }
 
     fn post_amo(&mut self, _target: usize, op: AtomicOp, flags: OpFlags) -> Result<()> {
-        self.atomic(op.remote, op.datatype, op.op, op.kind, ofi_flags(flags))
+        // Delivery-complete must mean applied. shm (1.17) completes a
+        // non-fetching atomic before the target applied it even with
+        // FI_DELIVERY_COMPLETE (a following atomic read saw the old value);
+        // a fetching atomic completes only once its result exists, so the
+        // non-fetching one goes in its fetching form (result ignored). Every
+        // type we call native has the fetching form of every op.
+        let kind = if flags.contains(OpFlags::DELIVERY_COMPLETE)
+            && op.kind == crate::amo::AmoKind::Plain
+        {
+            crate::amo::AmoKind::Fetch
+        } else {
+            op.kind
+        };
+        self.atomic(op.remote, op.datatype, op.op, kind, ofi_flags(flags))
     }
 
     fn post_send(&mut self, target: usize, op: SendOp, flags: OpFlags) -> Result<()> {
