@@ -1,1 +1,51 @@
-//! placeholder: filled in by its issue
+//! # runtime-shim: what a PGAS language runtime embeds
+//!
+//! The top of pgas-comm: a fixed-thread tasking layer (workers pinned to
+//! cores, each bound for life to its own transmit context, with the MCM
+//! task-create / task-end boundaries), the Rust API a PGAS program or a
+//! language runtime written in Rust uses, and the C ABI
+//! (`include/pgas_shim.h`) for a runtime written in C.
+//!
+//! ```no_run
+//! use runtime_shim::{Builder, GlobalPtr};
+//! let b = Builder::new();
+//! let hello = b.register("hello", |ctx, args| {
+//!     format!("locale {} got {} bytes from {}", ctx.here(), args.len(), ctx.caller()).into_bytes()
+//! })?;
+//! let rt = b.init()?;                                   // collective
+//! let data = rt.alloc_all::<u64>(1024)?;                // one block per locale
+//! let next = (rt.here() + 1) % rt.num_locales();
+//! rt.put(data.at(next)?, &[rt.here() as u64; 1024])?;   // blocking PUT
+//! rt.atomic(data.at(0)?).fetch_add(1)?;                 // remote atomic
+//! let reply = rt.on(next, hello, b"hi")?;               // on-statement
+//! rt.sync(|s| {                                         // sync { begin ...; begin ... }
+//!     s.begin(move || { let _ = rt.get_value(data.at(next).unwrap()); }).unwrap();
+//! })?;
+//! rt.barrier()?;
+//! rt.finalize()?;                                       // collective
+//! # Ok::<(), runtime_shim::Error>(())
+//! ```
+//!
+//! How to embed it, with the hooks a runtime must call and when:
+//! `docs/embedding.md`.
+
+mod collective;
+pub mod error;
+pub mod ffi;
+pub mod pod;
+pub mod ptr;
+pub mod runtime;
+pub mod strided;
+pub mod tasking;
+pub mod unordered;
+
+pub use amhandler::{fn_id, FnId};
+pub use collective::{BarrierKind, BCAST_INLINE};
+pub use comm_ofi::{AmoOp, AmoType, GlobalAddr, Locale, Mode};
+pub use error::{Error, Result};
+pub use pod::{Atom, AtomInt, Pod};
+pub use ptr::{Dist, GlobalPtr};
+pub use runtime::{
+    init, AtomicOp, AtomicRef, Builder, NbHandle, OnCtx, Runtime, Scope, ShimConfig,
+};
+pub use tasking::{Group, PoolStats, TaskHandle};

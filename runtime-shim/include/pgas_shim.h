@@ -1,0 +1,240 @@
+/*
+ * pgas_shim.h: the C ABI of pgas-comm's runtime shim, for a PGAS language
+ * runtime written in C. Link with -lruntime_shim (the cdylib
+ * libruntime_shim.so, or the staticlib libruntime_shim.a plus
+ * -lfabric -lpthread -ldl -lm -lgcc_s). Guide: docs/embedding.md.
+ *
+ * Conventions
+ *  - Every int-returning call returns PGAS_OK (0) or a negative PGAS_ERR_*
+ *    code; pgas_last_error() gives this thread's last error message, which
+ *    names the bad value. Bad input is an error code, never a crash.
+ *  - Locales are int32_t, 0 .. pgas_num_locales()-1.
+ *  - Remote addresses are the target's own addresses (void *), as its
+ *    pgas_alloc / pgas_alloc_all returned them; every access is checked
+ *    against the target's registered heap.
+ *  - Transfer lengths must be non-zero and at most the registered heap
+ *    size (PGAS_HEAP_SIZE): zero is PGAS_ERR_LENGTH (skip the call).
+ *  - Pointers the caller passes must be valid for the length given; for
+ *    non-blocking calls, until the handle completes.
+ *
+ * Kept in sync with runtime-shim/src/ffi.rs by runtime-shim/tests/header.rs.
+ */
+#ifndef PGAS_SHIM_H
+#define PGAS_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- error codes ------------------------------------------------------- */
+#define PGAS_OK 0
+#define PGAS_ERR_STATE (-1)     /* not initialized / already / finalized / not here */
+#define PGAS_ERR_NULL (-2)      /* null pointer argument */
+#define PGAS_ERR_LOCALE (-3)    /* locale out of range */
+#define PGAS_ERR_LENGTH (-4)    /* zero, oversized or impossible length */
+#define PGAS_ERR_ADDRESS (-5)   /* address outside the registered heap */
+#define PGAS_ERR_ALIGN (-6)     /* misaligned atomic target */
+#define PGAS_ERR_ATOMIC (-7)    /* atomic type / op / flags not defined */
+#define PGAS_ERR_STRIDES (-8)   /* bad strided transfer description */
+#define PGAS_ERR_FUNCTION (-9)  /* function id not registered */
+#define PGAS_ERR_REMOTE (-10)   /* on-statement body failed at the target */
+#define PGAS_ERR_NOMEM (-11)    /* registered heap exhausted */
+#define PGAS_ERR_ENV (-12)      /* bad environment variable */
+#define PGAS_ERR_COMM (-13)     /* network layer failure */
+#define PGAS_ERR_INTERNAL (-14) /* internal failure (task panicked) */
+
+/* ---- atomic types, ops, flags ------------------------------------------ */
+#define PGAS_TYPE_INT8 0
+#define PGAS_TYPE_INT16 1
+#define PGAS_TYPE_INT32 2
+#define PGAS_TYPE_INT64 3
+#define PGAS_TYPE_UINT8 4
+#define PGAS_TYPE_UINT16 5
+#define PGAS_TYPE_UINT32 6
+#define PGAS_TYPE_UINT64 7
+#define PGAS_TYPE_REAL32 8
+#define PGAS_TYPE_REAL64 9
+
+#define PGAS_AMO_READ 0    /* fetches */
+#define PGAS_AMO_WRITE 1
+#define PGAS_AMO_XCHG 2    /* fetches */
+#define PGAS_AMO_CMPXCHG 3 /* fetches; compare = expected, operand = desired */
+#define PGAS_AMO_ADD 4
+#define PGAS_AMO_SUB 5
+#define PGAS_AMO_AND 6     /* integers only */
+#define PGAS_AMO_OR 7      /* integers only */
+#define PGAS_AMO_XOR 8     /* integers only */
+#define PGAS_AMO_MIN 9
+#define PGAS_AMO_MAX 10
+
+#define PGAS_AMO_FETCH 1     /* return the old value in *result */
+#define PGAS_AMO_UNORDERED 2 /* buffer until pgas_unordered_fence / task end */
+
+/* ---- opaque types and callbacks ---------------------------------------- */
+typedef struct pgas_handle pgas_handle_t; /* a non-blocking PUT/GET */
+typedef struct pgas_task pgas_task_t;     /* a task from pgas_begin */
+typedef struct pgas_on_ctx pgas_on_ctx_t; /* what an on-statement body sees */
+
+/* An on-statement body: runs on the target locale, as a task on a worker
+ * (or in the AM handler thread for the fast kinds). arg is NULL when
+ * arg_len is 0; it is valid only during the call. */
+typedef void (*pgas_on_fn)(pgas_on_ctx_t *ctx, const void *arg, size_t arg_len);
+/* A task body for pgas_begin; arg must be usable from another thread. */
+typedef void (*pgas_task_fn)(void *arg);
+
+/* ---- lifecycle --------------------------------------------------------- */
+/* Registers body under fid (< 2^63). Before pgas_init every locale registers
+ * the same bodies; after it, every locale registers and then barriers before
+ * any locale sends fid. */
+int pgas_register(uint64_t fid, const char *name, pgas_on_fn body);
+int pgas_init(void);                  /* collective */
+int32_t pgas_here(void);              /* -1 before init */
+int32_t pgas_num_locales(void);       /* -1 before init */
+int32_t pgas_num_workers(void);       /* -1 before init */
+const char *pgas_mode_name(void);     /* MCM mode; "" before init */
+const char *pgas_provider_name(void); /* libfabric provider; "" before init */
+int pgas_barrier(void);               /* collective; one caller per locale */
+int pgas_finalize(void);              /* collective; from the main program */
+void pgas_exit(int status);           /* finalize if needed, then exit(status) */
+void pgas_abort(const char *msg);     /* take the whole job down */
+const char *pgas_strerror(int err);
+/* Copies this thread's last error message (NUL-terminated, truncated to
+ * cap); returns its full length. buf may be NULL to ask for the length. */
+size_t pgas_last_error(char *buf, size_t cap);
+
+/* ---- memory ------------------------------------------------------------ */
+int pgas_alloc(size_t size, void **out); /* registered memory on this locale */
+int pgas_free(void *p);
+/* Collective: size zeroed bytes on every locale; addrs[l] = locale l's
+ * address (addrs has pgas_num_locales() entries). */
+int pgas_alloc_all(size_t size, void **addrs);
+/* Collective: locale 0's len bytes at buf land in buf on every locale. */
+int pgas_broadcast(void *buf, size_t len);
+
+/* ---- PUT / GET ----------------------------------------------------------- */
+int pgas_put(int32_t locale, void *raddr, const void *src, size_t len);
+int pgas_get(void *dst, int32_t locale, const void *raddr, size_t len);
+/* Non-blocking: src / dst must not be touched until the handle completes. */
+int pgas_put_nb(int32_t locale, void *raddr, const void *src, size_t len, pgas_handle_t **handle);
+int pgas_get_nb(void *dst, int32_t locale, const void *raddr, size_t len, pgas_handle_t **handle);
+int pgas_test(pgas_handle_t *handle, int *done); /* handle stays valid */
+int pgas_wait(pgas_handle_t *handle);            /* waits, releases the handle */
+/* Waits until one of n handles (NULL entries skipped) completes, releases it,
+ * sets handles[*index] = NULL. All NULL is PGAS_ERR_LENGTH. */
+int pgas_wait_any(pgas_handle_t **handles, size_t n, size_t *index);
+/* Strided, in bytes: count[0] contiguous bytes per chunk, count[i] (i >= 1)
+ * repetitions at level i, rstrides[i-1] / lstrides[i-1] the distance in bytes
+ * between repetitions on the remote / local side; levels strides, levels + 1
+ * counts, 0 <= levels <= 32. */
+int pgas_put_strided(int32_t locale, void *raddr, const size_t *rstrides, const void *src,
+                     const size_t *lstrides, const size_t *count, int32_t levels);
+int pgas_get_strided(void *dst, const size_t *lstrides, int32_t locale, const void *raddr,
+                     const size_t *rstrides, const size_t *count, int32_t levels);
+/* Unordered (buffered per task, done by the next pgas_unordered_fence, task
+ * end, on-statement end or barrier). A GET's dst must be this locale's
+ * registered memory; read it only after the fence. */
+int pgas_put_unordered(int32_t locale, void *raddr, const void *src, size_t len);
+int pgas_get_unordered(void *dst, int32_t locale, const void *raddr, size_t len);
+int pgas_unordered_fence(void);
+
+/* ---- atomics ------------------------------------------------------------- */
+/* One atomic on the `type` word at raddr: operand (every op but read) and
+ * compare (cmpxchg) point to one value of the type; result receives the old
+ * value when the op fetches (read, xchg, cmpxchg, or PGAS_AMO_FETCH).
+ * Native where the provider does every op of the type, else through active
+ * messages (PGAS_AMO_VIA_AM=1 forces that). */
+int pgas_amo(int32_t locale, void *raddr, int type, int op, int flags, const void *operand,
+             const void *compare, void *result);
+
+/* ---- on-statements ------------------------------------------------------- */
+/* Blocking: the body's reply (pgas_on_reply) is copied to reply; *reply_len
+ * (if reply_len is not NULL) gets its length; longer than reply_cap is
+ * PGAS_ERR_LENGTH. */
+int pgas_execute_on(int32_t locale, uint64_t fid, const void *arg, size_t arg_len, void *reply,
+                    size_t reply_cap, size_t *reply_len);
+int pgas_execute_on_nb(int32_t locale, uint64_t fid, const void *arg, size_t arg_len);
+/* Fast: the body runs in the target's AM handler thread (no communication in it). */
+int pgas_execute_on_fast(int32_t locale, uint64_t fid, const void *arg, size_t arg_len,
+                         void *reply, size_t reply_cap, size_t *reply_len);
+int pgas_execute_on_fast_nb(int32_t locale, uint64_t fid, const void *arg, size_t arg_len);
+int32_t pgas_on_caller(const pgas_on_ctx_t *ctx); /* inside a body */
+int pgas_on_reply(pgas_on_ctx_t *ctx, const void *data, size_t len);
+
+/* ---- tasks --------------------------------------------------------------- */
+/* MCM hooks for a runtime that runs its own tasks: pgas_task_create before a
+ * task creates a child (the child must see the creator's stores), and
+ * pgas_task_end when a task's body returns (before anyone waiting is
+ * released). Tasks from pgas_begin call them by themselves. */
+int pgas_task_create(void);
+int pgas_task_end(void);
+/* Runs fn(arg) as a task on a worker; task NULL: nobody waits (finalize does). */
+int pgas_begin(pgas_task_fn fn, void *arg, pgas_task_t **task);
+int pgas_task_wait(pgas_task_t *task); /* waits, releases the handle */
+
+/* ---- typed atomics ------------------------------------------------------- */
+/* pgas_atomic_{write,read,xchg,cmpxchg}_T, pgas_atomic_{add,sub,min,max}_T,
+ * pgas_atomic_fetch_{add,sub,min,max}_T, pgas_atomic_{add,sub,min,max}_unordered_T,
+ * and for the integer types also and/or/xor in the three forms, for T in
+ * int8 .. int64, uint8 .. uint64, real32, real64 (C types int8_t .. double).
+ * cmpxchg sets *ok to whether it swapped. */
+#define PGAS_ATOMIC_BASIC_(T, CT, CODE)                                                        \
+  static inline int pgas_atomic_write_##T(int32_t l, void *a, CT v) {                         \
+    return pgas_amo(l, a, CODE, PGAS_AMO_WRITE, 0, &v, NULL, NULL);                            \
+  }                                                                                            \
+  static inline int pgas_atomic_read_##T(int32_t l, void *a, CT *out) {                       \
+    return pgas_amo(l, a, CODE, PGAS_AMO_READ, 0, NULL, NULL, out);                            \
+  }                                                                                            \
+  static inline int pgas_atomic_xchg_##T(int32_t l, void *a, CT v, CT *old) {                 \
+    return pgas_amo(l, a, CODE, PGAS_AMO_XCHG, 0, &v, NULL, old);                              \
+  }                                                                                            \
+  static inline int pgas_atomic_cmpxchg_##T(int32_t l, void *a, CT expected, CT desired,      \
+                                            CT *old, int *ok) {                               \
+    CT o;                                                                                      \
+    int r = pgas_amo(l, a, CODE, PGAS_AMO_CMPXCHG, 0, &desired, &expected, &o);                \
+    if (r == PGAS_OK) {                                                                        \
+      if (old) *old = o;                                                                       \
+      if (ok) *ok = (o == expected);                                                           \
+    }                                                                                          \
+    return r;                                                                                  \
+  }
+#define PGAS_ATOMIC_OP_(T, CT, CODE, NAME, OP)                                                 \
+  static inline int pgas_atomic_##NAME##_##T(int32_t l, void *a, CT v) {                      \
+    return pgas_amo(l, a, CODE, OP, 0, &v, NULL, NULL);                                        \
+  }                                                                                            \
+  static inline int pgas_atomic_fetch_##NAME##_##T(int32_t l, void *a, CT v, CT *old) {       \
+    return pgas_amo(l, a, CODE, OP, PGAS_AMO_FETCH, &v, NULL, old);                            \
+  }                                                                                            \
+  static inline int pgas_atomic_##NAME##_unordered_##T(int32_t l, void *a, CT v) {            \
+    return pgas_amo(l, a, CODE, OP, PGAS_AMO_UNORDERED, &v, NULL, NULL);                       \
+  }
+#define PGAS_ATOMIC_ARITH_(T, CT, CODE)                                                        \
+  PGAS_ATOMIC_BASIC_(T, CT, CODE)                                                              \
+  PGAS_ATOMIC_OP_(T, CT, CODE, add, PGAS_AMO_ADD)                                              \
+  PGAS_ATOMIC_OP_(T, CT, CODE, sub, PGAS_AMO_SUB)                                              \
+  PGAS_ATOMIC_OP_(T, CT, CODE, min, PGAS_AMO_MIN)                                              \
+  PGAS_ATOMIC_OP_(T, CT, CODE, max, PGAS_AMO_MAX)
+#define PGAS_ATOMIC_INT_(T, CT, CODE)                                                          \
+  PGAS_ATOMIC_ARITH_(T, CT, CODE)                                                              \
+  PGAS_ATOMIC_OP_(T, CT, CODE, and, PGAS_AMO_AND)                                              \
+  PGAS_ATOMIC_OP_(T, CT, CODE, or, PGAS_AMO_OR)                                                \
+  PGAS_ATOMIC_OP_(T, CT, CODE, xor, PGAS_AMO_XOR)
+
+PGAS_ATOMIC_INT_(int8, int8_t, PGAS_TYPE_INT8)
+PGAS_ATOMIC_INT_(int16, int16_t, PGAS_TYPE_INT16)
+PGAS_ATOMIC_INT_(int32, int32_t, PGAS_TYPE_INT32)
+PGAS_ATOMIC_INT_(int64, int64_t, PGAS_TYPE_INT64)
+PGAS_ATOMIC_INT_(uint8, uint8_t, PGAS_TYPE_UINT8)
+PGAS_ATOMIC_INT_(uint16, uint16_t, PGAS_TYPE_UINT16)
+PGAS_ATOMIC_INT_(uint32, uint32_t, PGAS_TYPE_UINT32)
+PGAS_ATOMIC_INT_(uint64, uint64_t, PGAS_TYPE_UINT64)
+PGAS_ATOMIC_ARITH_(real32, float, PGAS_TYPE_REAL32)
+PGAS_ATOMIC_ARITH_(real64, double, PGAS_TYPE_REAL64)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PGAS_SHIM_H */

@@ -1,0 +1,201 @@
+//! Unordered PUT / GET / AMO: buffered per task and issued as a batch at the
+//! task's unordered fence or when the task ends (the original does this for
+//! irregular access: `chpl_comm_{put,get}_unordered`, `atomic_*_unordered`).
+//!
+//! The buffer is per thread. A task never moves thread, and a task that
+//! waits runs other tasks on top of itself, which end (and so flush) before
+//! it resumes: a flush can only issue the calling task's operations and, at
+//! worst, some of a task below it early, which unordered semantics allow.
+//!
+//! A flush issues every buffered PUT and GET non-blocking and waits for all
+//! of them, then the atomics: one after the other where the provider does
+//! them natively, otherwise one active message per target locale carrying
+//! all of that locale's atomics (applied there with CPU atomics by the
+//! handler). When it returns, every buffered operation is complete and its
+//! effect visible to the caller's next ordered operation.
+
+use crate::error::Result;
+use crate::runtime::Runtime;
+use comm_ofi::{AmoOp, AmoType, GlobalAddr, Locale};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+/// Operations buffered before a flush is forced.
+pub const CAPACITY: usize = 64;
+/// Largest unordered PUT/GET buffered; larger ones are done at once.
+pub const MAX_BYTES: usize = 1024;
+/// Bytes of one atomic in a batch message.
+pub(crate) const BATCH_ENTRY: usize = 24;
+
+pub(crate) enum Op {
+    Put {
+        dst: GlobalAddr,
+        data: Vec<u8>,
+    },
+    /// GET `len` bytes from `src` into `dst` (on this locale's heap).
+    Get {
+        dst: GlobalAddr,
+        src: GlobalAddr,
+        len: usize,
+    },
+    Amo {
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+    },
+}
+
+thread_local! {
+    static BUF: RefCell<Vec<Op>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Buffers `op`; returns whether the buffer is full (the caller flushes).
+pub(crate) fn push(op: Op) -> bool {
+    BUF.with(|b| {
+        let mut b = b.borrow_mut();
+        b.push(op);
+        b.len() >= CAPACITY
+    })
+}
+
+/// Operations buffered on this thread.
+pub fn pending() -> usize {
+    BUF.with(|b| b.borrow().len())
+}
+
+/// Encodes one atomic of a batch: addr, operand, type code, op code.
+pub(crate) fn encode(out: &mut Vec<u8>, addr: u64, ty: AmoType, op: AmoOp, operand: u64) {
+    out.extend_from_slice(&addr.to_le_bytes());
+    out.extend_from_slice(&operand.to_le_bytes());
+    out.push(amhandler::cpu_amo::type_code(ty) as u8);
+    out.push(amhandler::cpu_amo::op_code(op) as u8);
+    out.extend_from_slice(&[0; 6]);
+}
+
+/// Decodes one atomic of a batch.
+pub(crate) fn decode(e: &[u8]) -> Option<(u64, AmoType, AmoOp, u64)> {
+    if e.len() != BATCH_ENTRY {
+        return None;
+    }
+    let w = |k: usize| u64::from_le_bytes(e[k..k + 8].try_into().expect("8 bytes"));
+    let ty = amhandler::cpu_amo::type_from(e[16] as u32)?;
+    let op = amhandler::cpu_amo::op_from(e[17] as u32)?;
+    Some((w(0), ty, op, w(8)))
+}
+
+/// Issues everything buffered on this thread and waits for it.
+pub(crate) fn flush(rt: &Runtime) -> Result<()> {
+    let ops = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    if ops.is_empty() {
+        return Ok(());
+    }
+    let mut puts = Vec::new();
+    let mut gets = Vec::new();
+    let mut native = Vec::new();
+    let mut via_am: BTreeMap<Locale, Vec<u8>> = BTreeMap::new();
+    for op in ops {
+        match op {
+            Op::Put { dst, data } => puts.push((dst, data)),
+            Op::Get { dst, src, len } => gets.push((dst, src, vec![0u8; len])),
+            Op::Amo {
+                target,
+                ty,
+                op,
+                operand,
+            } => {
+                if rt.amo_native(ty) {
+                    native.push((target, ty, op, operand));
+                } else {
+                    encode(
+                        via_am.entry(target.locale).or_default(),
+                        target.addr,
+                        ty,
+                        op,
+                        operand,
+                    );
+                }
+            }
+        }
+    }
+    let comm = rt.comm();
+    let mut first_err: Option<crate::Error> = None;
+    {
+        let mut handles = Vec::with_capacity(puts.len() + gets.len());
+        for (dst, data) in &puts {
+            match comm.put_nb(*dst, data) {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    first_err.get_or_insert(e.into());
+                }
+            }
+        }
+        for (_, src, buf) in gets.iter_mut() {
+            match comm.get_nb(buf, *src) {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    first_err.get_or_insert(e.into());
+                }
+            }
+        }
+        for h in handles {
+            if let Err(e) = h.wait() {
+                first_err.get_or_insert(e.into());
+            }
+        }
+    }
+    for (dst, _, buf) in &gets {
+        // Local heap copy (the destination is on this locale).
+        if let Err(e) = comm.put(*dst, buf) {
+            first_err.get_or_insert(e.into());
+        }
+    }
+    for (target, ty, op, operand) in native {
+        // Fetching form: applied at the target once complete (see
+        // `runtime::NATIVE_AS_FETCHING`).
+        if let Err(e) = comm.amo(
+            target,
+            ty,
+            op,
+            operand,
+            0,
+            crate::runtime::NATIVE_AS_FETCHING,
+        ) {
+            first_err.get_or_insert(e.into());
+        }
+    }
+    for (locale, batch) in via_am {
+        if let Err(e) = rt.am().execute_on_fast(locale, rt.amo_batch_id(), &batch) {
+            first_err.get_or_insert(e.into());
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_entries_round_trip() {
+        let mut v = Vec::new();
+        encode(&mut v, 0x1234, AmoType::F64, AmoOp::Max, 99);
+        encode(&mut v, 8, AmoType::I8, AmoOp::Xor, 0xff);
+        assert_eq!(v.len(), 2 * BATCH_ENTRY);
+        assert_eq!(
+            decode(&v[..BATCH_ENTRY]),
+            Some((0x1234, AmoType::F64, AmoOp::Max, 99))
+        );
+        assert_eq!(
+            decode(&v[BATCH_ENTRY..]),
+            Some((8, AmoType::I8, AmoOp::Xor, 0xff))
+        );
+        assert_eq!(decode(&v[..5]), None);
+        let mut bad = v[..BATCH_ENTRY].to_vec();
+        bad[16] = 200;
+        assert_eq!(decode(&bad), None);
+    }
+}

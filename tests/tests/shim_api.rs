@@ -1,0 +1,214 @@
+//! The runtime shim's Rust API on real providers, through the launcher:
+//! every atomic op x type (native and through active messages), many
+//! outstanding non-blocking handles waited out of order, strided transfers
+//! with odd strides, task trees and nested on-statements deeper than the
+//! worker count, unordered batches, the PUT barrier and broadcast, and bad
+//! input returning errors that name the value. Program:
+//! `tests/examples/shim_probe.rs` (it checks its own results and prints one
+//! ok line per scenario).
+//!
+//! Cells (2 locales unless said): shm with one worker (message-order,
+//! native atomics), shm forced through AMs, shm in delivery-complete mode,
+//! tcp;ofi_rxm (atomics via AM), udp;ofi_rxd with 3 locales, sockets
+//! (message-order-fence), and the OOB barrier.
+
+use pgas_tests::{example, launch, Run};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// One job at a time: the machine has 2 cores.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const SCENARIOS: [&str; 7] = [
+    "atomics",
+    "nb",
+    "strided",
+    "tasks",
+    "unordered",
+    "collectives",
+    "bad",
+];
+
+fn probe(n: usize, provider: &str, scenarios: &[&str], extra: &[(&str, &str)]) -> Run {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut env = vec![("PGAS_PROVIDER", provider), ("RUST_BACKTRACE", "0")];
+    env.extend_from_slice(extra);
+    let r = launch(
+        n,
+        &example("shim_probe"),
+        scenarios,
+        &env,
+        Duration::from_secs(240),
+    );
+    r.assert_ok(&format!(
+        "shim_probe {scenarios:?} on {provider} x{n} {extra:?}"
+    ));
+    for s in scenarios {
+        assert!(
+            r.stdout
+                .contains(&format!("shim_probe {s} ok on {provider}")),
+            "no ok line for {s} on {provider}: {}",
+            r.stdout
+        );
+    }
+    r
+}
+
+fn line<'a>(r: &'a Run, prefix: &str) -> &'a str {
+    r.stdout
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starting with {prefix:?}: {}", r.stdout))
+}
+
+#[test]
+fn everything_on_shm_with_one_worker() {
+    let r = probe(2, "shm", &SCENARIOS, &[("PGAS_NUM_WORKERS", "1")]);
+    assert!(
+        line(&r, "shim_probe: ").contains("1 workers"),
+        "{}",
+        r.stdout
+    );
+    // shm does every op natively: the native path was the one tested.
+    let a = line(&r, "shim_probe atomics: ");
+    assert!(
+        a.contains("via_am false") && a.contains("U64") && a.contains("F64"),
+        "{a}"
+    );
+    // With one worker, the task tree and the chain could only finish by
+    // running tasks on waiting threads.
+    let t = line(&r, "shim_probe tasks: ");
+    let helped: u64 = t
+        .split(", ")
+        .find_map(|p| p.strip_suffix(" run by waiting tasks"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("cannot read the helped count: {t}"));
+    assert!(helped > 100, "{t}");
+    // Every bad input was reported with a message.
+    assert!(
+        r.stdout.matches("shim_probe bad: ").count() >= 14,
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn atomics_through_active_messages_on_shm() {
+    let r = probe(
+        2,
+        "shm",
+        &["atomics", "unordered"],
+        &[("PGAS_AMO_VIA_AM", "1")],
+    );
+    assert!(
+        line(&r, "shim_probe atomics: ").contains("native types [] via_am true"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn everything_on_tcp_rxm() {
+    // rxm in message-order mode has no native atomics: all go through AMs.
+    let r = probe(2, "tcp;ofi_rxm", &SCENARIOS, &[]);
+    assert!(line(&r, "shim_probe: ").contains("message-order MCM mode"));
+    assert!(line(&r, "shim_probe atomics: ").contains("via_am true"));
+}
+
+#[test]
+fn delivery_complete_mode_on_shm() {
+    let r = probe(
+        2,
+        "shm",
+        &["atomics", "nb", "tasks", "collectives"],
+        &[("PGAS_MCM_MODE", "delivery-complete")],
+    );
+    assert!(
+        line(&r, "shim_probe: ").contains("delivery-complete MCM mode"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn three_locales_on_udp_rxd() {
+    probe(
+        3,
+        "udp;ofi_rxd",
+        &[
+            "atomics",
+            "nb",
+            "strided",
+            "tasks",
+            "unordered",
+            "collectives",
+        ],
+        &[("PGAS_NUM_WORKERS", "1")],
+    );
+}
+
+#[test]
+fn fence_mode_on_sockets() {
+    let r = probe(
+        2,
+        "sockets",
+        &["atomics", "nb", "strided", "tasks", "collectives"],
+        &[],
+    );
+    assert!(
+        line(&r, "shim_probe: ").contains("message-order-fence MCM mode"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn oob_barrier_and_unpinned_workers() {
+    let r = probe(
+        2,
+        "shm",
+        &["collectives", "tasks"],
+        &[("PGAS_BARRIER", "oob"), ("PGAS_PIN", "0")],
+    );
+    let l = line(&r, "shim_probe: ");
+    assert!(l.contains("oob barrier") && l.contains("unpinned"), "{l}");
+}
+
+/// A bad knob is an error naming the variable and value on start-up; a
+/// forced mode the provider cannot honour is a clean error naming what it
+/// supports.
+#[test]
+fn bad_knobs_are_clean_errors() {
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str]);
+    let cases: [Case<'_>; 4] = [
+        (&[("PGAS_PIN", "maybe")], &["PGAS_PIN", "maybe"]),
+        (&[("PGAS_BARRIER", "tree")], &["PGAS_BARRIER", "tree"]),
+        (&[("PGAS_NUM_WORKERS", "0")], &["PGAS_NUM_WORKERS", "\"0\""]),
+        (
+            &[
+                ("PGAS_PROVIDER", "shm"),
+                ("PGAS_MCM_MODE", "message-order-fence"),
+            ],
+            &["message-order-fence", "not supported", "shm"],
+        ),
+    ];
+    for (env, needles) in cases {
+        let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let r = launch(
+            2,
+            &example("shim_probe"),
+            &["collectives"],
+            env,
+            Duration::from_secs(60),
+        );
+        assert!(!r.ok(), "{env:?} started: {}", r.stdout);
+        assert_ne!(r.code, Some(124), "{env:?} hung instead of failing");
+        for n in needles {
+            assert!(
+                r.stderr.contains(n),
+                "{env:?}: stderr does not name {n:?}:\n{}",
+                r.stderr
+            );
+        }
+    }
+}
