@@ -21,7 +21,7 @@ const PROMPT: Duration = Duration::from_secs(9);
 
 fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> MpiRun {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let path = if program == "smoke" {
+    let path = if ["smoke", "gups", "on_ring", "stencil"].contains(&program) {
         example(program)
     } else {
         bin(program)
@@ -147,4 +147,28 @@ fn smoke_under_mpirun_shm() {
 #[test]
 fn smoke_under_mpirun_tcp_rxm() {
     smoke("tcp;ofi_rxm");
+}
+
+/// The runtime-shim examples (a PGAS user's programs, self-checking) under
+/// mpirun: one per provider class here; the full provider x mode matrix is
+/// in docs/embedding.md.
+#[test]
+fn shim_examples_under_mpirun() {
+    for (program, provider, mode) in [
+        ("gups", "shm", "delivery-complete"),
+        ("on_ring", "tcp;ofi_rxm", "message-order"),
+        ("stencil", "udp;ofi_rxd", "message-order"),
+    ] {
+        let r = run(
+            program,
+            &[],
+            &[("PGAS_PROVIDER", provider), ("PGAS_MCM_MODE", mode)],
+        );
+        r.run
+            .assert_ok(&format!("{program} under mpirun on {provider} in {mode}"));
+        assert!(
+            r.run.stdout.contains(": ok") || r.run.stdout.contains(" ok"),
+            "{program} did not say ok: {r:?}"
+        );
+    }
 }
