@@ -659,10 +659,12 @@ impl Transport for TxContext {
 
     #[inline]
     fn post_put(&mut self, _target: usize, op: RmaOp, flags: OpFlags) -> Result<()> {
-        // A small blocking PUT with nothing to add is injected: the source is
+        // A small PUT with nothing to add is injected: the source is
         // free on return and there is no completion to wait for. Ordering and
         // visibility are the same as a write's (it is one, to the provider).
-        if flags.is_empty() && op.seq == 0 && op.local.len <= self.inject_size {
+        // A non-blocking one too: it is complete on return (its sequence
+        // number is never in flight, so its handle reports done at once).
+        if flags.is_empty() && op.local.len <= self.inject_size {
             let (buf, len, r) = (op.local.ptr, op.local.len, op.remote);
             return self.post_counted("fi_inject_write", false, |ep| {
                 // SAFETY: buf..buf+len is the caller's live source buffer;
