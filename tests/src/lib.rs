@@ -5,6 +5,9 @@
 //! Programs are workspace examples (`cargo build --examples`), so the same
 //! binaries serve the tests, the README and the study.
 
+pub mod litmus_oracle;
+pub mod litmus_report;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
