@@ -676,19 +676,11 @@ impl Am {
         compare: u64,
         fetch: bool,
     ) -> Result<u64> {
-        self.check_target(target.locale)?;
+        self.comm.check_atomic_target(target, ty)?;
         if !cpu_amo::valid(ty, op) {
             return Err(Error::Unsupported(format!(
                 "{op:?} is not defined on {ty:?}"
             )));
-        }
-        if target.addr % ty.size() as u64 != 0 {
-            return Err(Error::Comm(comm_ofi::Error::Misaligned {
-                locale: target.locale,
-                addr: target.addr,
-                align: ty.size(),
-                what: "remote atomic",
-            }));
         }
         if target.locale == self.here {
             return self

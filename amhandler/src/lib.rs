@@ -39,8 +39,8 @@ pub use executor::{Executor, Job, Spawner};
 pub use handler::{start, start_with, Options};
 pub use registry::{fn_id, Body, FnId, Registry};
 
-/// The text of a panic payload.
-pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+/// The text of a panic payload (shared with the runtime shim's tasks).
+pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = p.downcast_ref::<String>() {

@@ -137,10 +137,13 @@ pub fn note_postponed_amos(pending: bool) {
 /// never be held by a waiting thread). When the provider allows fewer
 /// contexts than workers need, workers share the rest with every other
 /// thread, unbound.
+/// Index of the AM progress thread's context.
+const PROGRESS_CTX: usize = 1;
+/// Index of AM handler 0's context.
+const FIRST_HANDLER_CTX: usize = 2;
+
 #[derive(Debug, Clone)]
 struct Layout {
-    progress: usize,
-    first_handler: usize,
     first_worker: usize,
     workers_bound: bool,
     /// Contexts shared by unbound threads (taken and released per operation).
@@ -166,8 +169,6 @@ impl Layout {
             })
             .collect();
         Ok(Layout {
-            progress: 1,
-            first_handler: 2,
             first_worker: reserved,
             workers_bound,
             shared,
@@ -381,12 +382,7 @@ impl Comm {
 
         // Register the heap.
         let heap = Heap::new(cfg.heap_size)?;
-        let access = sys::FI_READ
-            | sys::FI_WRITE
-            | sys::FI_REMOTE_READ
-            | sys::FI_REMOTE_WRITE
-            | sys::FI_SEND
-            | sys::FI_RECV;
+        let access = crate::heap::HEAP_ACCESS;
         // SAFETY: the heap mapping outlives the MR (drop order in Comm).
         let mr = unsafe { Mr::register(&domain, heap.base(), heap.size(), access, 1)? };
         let endpoint_mr = prov.mr_mode & sys::FI_MR_ENDPOINT != 0;
@@ -743,7 +739,7 @@ impl Comm {
                 reason: format!("PGAS_AM_HANDLERS is {}", self.cfg.am_handlers),
             });
         }
-        self.bind_index(self.layout.first_handler + handler)
+        self.bind_index(FIRST_HANDLER_CTX + handler)
     }
 
     /// Binds the calling thread (the AM layer's progress thread) to the
@@ -754,8 +750,8 @@ impl Comm {
     /// progress thread receives, so two progress threads waiting on each
     /// other's queues would hang.
     pub fn bind_progress_thread(&self) -> Result<()> {
-        self.bind_index(self.layout.progress)?;
-        self.contexts[self.layout.progress].lock().set_fail_fast();
+        self.bind_index(PROGRESS_CTX)?;
+        self.contexts[PROGRESS_CTX].lock().set_fail_fast();
         Ok(())
     }
 
@@ -998,14 +994,7 @@ impl Comm {
     ) -> Result<u64> {
         let size = ty.size();
         let remote = self.remote(target, size)?;
-        if target.addr % size as u64 != 0 {
-            return Err(Error::Misaligned {
-                locale: target.locale,
-                addr: target.addr,
-                align: size,
-                what: "remote atomic",
-            });
-        }
+        self.check_atomic_target(target, ty)?;
         let kind = AmoKind::of(op, fetch);
         if !self.native.supports(ty, op, kind) {
             if let Some(fb) = self.amo_fallback.get() {
@@ -1050,6 +1039,21 @@ impl Comm {
         })
     }
 
+    /// Checks what every remote atomic needs whichever way it goes (native
+    /// or through an AM): a valid locale and an address aligned to the type.
+    pub fn check_atomic_target(&self, target: GlobalAddr, ty: AmoType) -> Result<()> {
+        self.check_locale(target.locale)?;
+        if target.addr % ty.size() as u64 != 0 {
+            return Err(Error::Misaligned {
+                locale: target.locale,
+                addr: target.addr,
+                align: ty.size(),
+                what: "remote atomic",
+            });
+        }
+        Ok(())
+    }
+
     /// The MCM boundary on the calling thread's transmit context: every
     /// store it issued (PUTs, non-fetching AMOs) becomes visible at its
     /// target before this returns.
@@ -1066,6 +1070,9 @@ impl Comm {
     }
 
     fn settle_fallback(&self) -> Result<()> {
+        if !POSTPONED_AMOS.with(|p| p.get()) {
+            return Ok(());
+        }
         match self.amo_fallback.get() {
             Some(fb) => fb.settle(),
             None => Ok(()),
@@ -1248,7 +1255,7 @@ impl Comm {
                 "send_from_progress called outside the AM progress thread".into(),
             ));
         }
-        let mut ctx = self.contexts[self.layout.progress].lock();
+        let mut ctx = self.contexts[PROGRESS_CTX].lock();
         match ctx.inject_send(target as usize, msg) {
             Ok(()) => Ok(true),
             Err(Error::WouldBlock { .. }) => Ok(false),
@@ -1258,7 +1265,7 @@ impl Comm {
 
     /// Reaps completions of [`Comm::send_from_progress`] without waiting.
     pub fn reap_progress_sends(&self) -> Result<()> {
-        self.contexts[self.layout.progress]
+        self.contexts[PROGRESS_CTX]
             .lock()
             .progress_nowait()
             .map(|_| ())
@@ -1266,17 +1273,7 @@ impl Comm {
 
     fn is_progress_thread(&self) -> bool {
         let me = self as *const Comm as usize;
-        BOUND_CTX.with(|b| b.get() == Some((me, self.layout.progress)))
-    }
-
-    /// Registration key of this locale's heap (diagnostics).
-    pub fn heap_key(&self) -> u64 {
-        self.mr.key()
-    }
-
-    /// The receive endpoint (target of every RMA and AM).
-    pub fn rx_endpoint(&self) -> &Arc<Endpoint> {
-        &self.rx_ep
+        BOUND_CTX.with(|b| b.get() == Some((me, PROGRESS_CTX)))
     }
 }
 

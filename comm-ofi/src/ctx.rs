@@ -9,7 +9,7 @@
 //! ride out `-FI_EAGAIN` by reaping completions (which also drives manual
 //! progress).
 
-use crate::error::{check, Error, OfiError, Result};
+use crate::error::{check, Error, Result};
 use crate::ofi::{CqEntry, Endpoint, WaitMode};
 use libfabric_sys as sys;
 use mcm::{Binding, DanglingStores, OpFlags, Transport};
@@ -256,11 +256,6 @@ impl TxContext {
         }
     }
 
-    /// Operations in flight on this context.
-    pub fn outstanding(&self) -> usize {
-        self.outstanding
-    }
-
     /// Descriptor for heap memory on this context.
     pub fn heap_desc(&self) -> *mut c_void {
         self.desc
@@ -371,11 +366,6 @@ impl TxContext {
             self.outstanding += counted as usize;
             return Ok(());
         }
-    }
-
-    /// Posts an RMA write of `local` to `remote` with `flags`.
-    pub fn write(&mut self, local: LocalBuf, remote: RemoteBuf, flags: u64) -> Result<()> {
-        self.rma("fi_writemsg", sys::fi_writemsg, local, remote, flags, 0)
     }
 
     /// Posts an RMA read of `remote` into `local` with `flags`.
@@ -601,15 +591,6 @@ impl TxContext {
             }
         };
         ret == 0 && count >= 1
-    }
-}
-
-/// An `OfiError` for an operation that failed without a libfabric code.
-pub fn op_error(call: &'static str, text: impl Into<String>) -> OfiError {
-    OfiError {
-        call,
-        code: 0,
-        text: text.into(),
     }
 }
 

@@ -20,6 +20,15 @@ use std::collections::BTreeMap;
 /// allocations never share a line).
 pub const MIN_ALIGN: usize = 64;
 
+/// The access the heap is registered with: RMA both ways, and the
+/// local buffers of sends and receives (AM requests and landing zones).
+pub const HEAP_ACCESS: u64 = libfabric_sys::FI_READ
+    | libfabric_sys::FI_WRITE
+    | libfabric_sys::FI_REMOTE_READ
+    | libfabric_sys::FI_REMOTE_WRITE
+    | libfabric_sys::FI_SEND
+    | libfabric_sys::FI_RECV;
+
 /// A locale's registered memory region and its allocator.
 #[derive(Debug)]
 pub struct Heap {

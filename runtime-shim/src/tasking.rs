@@ -635,15 +635,7 @@ impl Group {
 }
 
 /// The text of a panic payload.
-pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(non-string panic payload)".to_string()
-    }
-}
+pub(crate) use amhandler::panic_text;
 
 #[cfg(test)]
 mod tests {

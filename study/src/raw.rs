@@ -160,12 +160,7 @@ impl Raw {
         let region = heap.alloc(region_len, 4096)? - heap.base_addr();
         let scratch = heap.alloc(64, 64)? - heap.base_addr();
         let recvs = heap.alloc(RECVS * MSG, 64)? - heap.base_addr();
-        let access = sys::FI_READ
-            | sys::FI_WRITE
-            | sys::FI_REMOTE_READ
-            | sys::FI_REMOTE_WRITE
-            | sys::FI_SEND
-            | sys::FI_RECV;
+        let access = comm_ofi::heap::HEAP_ACCESS;
         // SAFETY: the heap mapping outlives the MR (field drop order).
         let mr = unsafe { Mr::register(&domain, heap.base(), heap.size(), access, 1)? };
         let mr_mode = info.mr_mode();
