@@ -545,7 +545,7 @@ fn amo(am: &Am, comm: &Comm, one_target: bool) -> R {
                         let mut shadow = [init];
                         // SAFETY: a local aligned word.
                         let want = unsafe {
-                            amhandler::cpu_amo::apply(
+                            comm_ofi::cpu_amo::apply(
                                 shadow.as_mut_ptr() as u64,
                                 ty,
                                 op,
@@ -609,7 +609,7 @@ fn amo(am: &Am, comm: &Comm, one_target: bool) -> R {
     am.barrier().map_err(|e| e.to_string())?;
     println!(
         "am_probe amo digest locale {me}: {digest:016x} (via_am {})",
-        am.config().amo_via_am
+        am.comm().config().amo_via_am
     );
     Ok(())
 }

@@ -6,13 +6,14 @@
 //! threads themselves (poller, handlers) live in `handler`.
 
 use crate::config::{AmConfig, DoneMode};
-use crate::cpu_amo;
 use crate::error::{Error, Result};
 use crate::executor::{Job, Spawner};
 use crate::registry::{Entry, FnId, Registry};
 use crate::wire::{self, Header, Op, FLAG_BLOCKING, FLAG_FAST, HEADER, INLINE_MAX, MAX_REQUEST};
+use comm_ofi::cpu_amo;
 use comm_ofi::{
-    AmoFallback, AmoOp, AmoType, Comm, GlobalAddr, Locale, ProofRequest, VisibilityProver,
+    AmLayer, AmoOp, AmoReply, AmoRequest, AmoRoute, AmoType, Comm, GlobalAddr, Locale,
+    PostponedAmo, ProofRequest,
 };
 use crossbeam_queue::SegQueue;
 use parking_lot::Mutex;
@@ -133,7 +134,8 @@ pub struct Am {
     /// Waits block (sleep) rather than spin (`sockets`, whose progress
     /// thread starves when we spin).
     pub(crate) block_wait: bool,
-    /// Whether non-fetching AMOs via AM are postponed (see `settle_amos`).
+    /// Whether non-fetching AMOs via AM may be postponed (comm-ofi decides
+    /// per call; see `comm_ofi::atomics`).
     delay_nf: bool,
     pub(crate) stop_poll: AtomicBool,
     pub(crate) stop_handlers: AtomicBool,
@@ -155,65 +157,26 @@ impl std::fmt::Debug for Am {
     }
 }
 
-/// Installs AMs as comm-ofi's path for atomics that are not native.
-pub(crate) struct Fallback(pub Weak<Am>);
-
-impl AmoFallback for Fallback {
-    fn amo(
-        &self,
-        target: GlobalAddr,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> comm_ofi::Result<u64> {
-        let am = self.0.upgrade().ok_or_else(|| {
-            comm_ofi::Error::Unsupported("the AM layer is gone: atomic not possible".into())
-        })?;
-        Ok(am.amo_via_am(target, ty, op, operand, compare, fetch)?)
-    }
-
-    fn settle(&self) -> comm_ofi::Result<()> {
-        match self.0.upgrade() {
-            Some(am) => am.settle_amos().map_err(into_comm),
-            None => Ok(()),
-        }
-    }
-
-    fn settle_target(&self, target: Locale) -> comm_ofi::Result<()> {
-        match self.0.upgrade() {
-            Some(am) if am.postponed_to(target) => am.settle_amos().map_err(into_comm),
-            _ => Ok(()),
-        }
-    }
-}
-
-thread_local! {
-    /// Non-fetching AMOs via AM this thread sent without waiting for their
-    /// 'done': (the Am's address, target, done slot).
-    static POSTPONED: std::cell::RefCell<Vec<(usize, Locale, u64)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Installs the blocking no-op as comm-ofi's proof that native AMOs are
-/// visible: comm-ofi posts the request on the context that issued the AMOs,
-/// so provider ordering or a fence puts it behind them; the target's
-/// progress thread answers it (never a handler, which could itself be
-/// waiting on a proof), and the reply is the proof.
+/// The AM layer as comm-ofi sees it (`comm_ofi::am_seam`): visibility
+/// proofs and atomics on other locales' words. Holds the `Am` weakly (the
+/// `Comm` it is installed in outlives nothing of ours).
 #[derive(Debug)]
-pub(crate) struct Prover(pub Weak<Am>);
+pub(crate) struct Bridge(pub Weak<Am>);
 
-impl Prover {
+impl Bridge {
     fn am(&self) -> comm_ofi::Result<Arc<Am>> {
-        self.0.upgrade().ok_or_else(|| {
-            comm_ofi::Error::Unsupported("the AM layer is gone: cannot prove AMOs visible".into())
-        })
+        self.0
+            .upgrade()
+            .ok_or_else(|| comm_ofi::Error::Unsupported("the AM layer is gone (finalized)".into()))
     }
 }
 
-impl VisibilityProver for Prover {
-    fn prepare(&self, target: Locale) -> comm_ofi::Result<ProofRequest> {
+impl AmLayer for Bridge {
+    /// The blocking no-op: comm-ofi posts the request on the context that
+    /// issued the AMOs, so provider ordering or a fence puts it behind them;
+    /// the target's progress thread answers it (never a handler, which could
+    /// itself be waiting on a proof), and the reply is the proof.
+    fn prepare_proof(&self, target: Locale) -> comm_ofi::Result<ProofRequest> {
         let am = self.am()?;
         let buf = am.sendbufs.get(&am.comm).map_err(into_comm)?;
         let slot = match am.slots.get(&am.comm) {
@@ -238,40 +201,46 @@ impl VisibilityProver for Prover {
         })
     }
 
-    fn await_reply(&self, req: ProofRequest) -> comm_ofi::Result<()> {
+    fn await_proof(&self, req: ProofRequest) -> comm_ofi::Result<()> {
         let am = self.am()?;
         let [buf, slot] = req.token;
         am.sendbufs.put(buf);
         am.counters.sent.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: as in prepare; the poller sets the word when the reply comes.
+        // SAFETY: as in prepare_proof; the poller sets the word when the
+        // reply comes.
         let done = unsafe { AtomicU64::from_ptr(slot as *mut u64) };
         // Plain waiting, never helping: the caller holds its transmit
         // context, which helping could need; our poller sets the word.
-        let mut idle = 0u32;
-        let w = loop {
-            let v = done.load(Ordering::Acquire);
-            if v != 0 {
-                break v;
-            }
-            idle += 1;
-            if idle < 64 {
-                std::hint::spin_loop();
-            } else if !am.block_wait || idle < 512 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(Duration::from_micros(20));
-            }
-        };
+        let w = am.wait_word_plain(done);
         let r = am.take_reply(req.target, slot, w);
         am.slots.put(slot);
         r.map(|_| ()).map_err(into_comm)
     }
 
-    fn cancel(&self, req: ProofRequest) {
+    fn cancel_proof(&self, req: ProofRequest) {
         if let Ok(am) = self.am() {
             am.sendbufs.put(req.token[0]);
             am.slots.put(req.token[1]);
         }
+    }
+
+    fn may_postpone(&self) -> bool {
+        self.am().is_ok_and(|am| am.delay_nf)
+    }
+
+    fn send_amo(&self, req: &AmoRequest, postpone: bool) -> comm_ofi::Result<AmoReply> {
+        self.am()?.send_amo(req, postpone).map_err(into_comm)
+    }
+
+    fn await_postponed(&self, amo: PostponedAmo) -> comm_ofi::Result<()> {
+        let am = self.am()?;
+        // SAFETY: the token is the 8-aligned heap done slot of a postponed
+        // request, which stays ours until returned below.
+        let done = unsafe { AtomicU64::from_ptr(amo.token as *mut u64) };
+        let w = am.wait_word(done);
+        let r = am.take_reply(amo.target, amo.token, w);
+        am.slots.put(amo.token);
+        r.map(|_| ()).map_err(into_comm)
     }
 }
 
@@ -447,7 +416,7 @@ impl Am {
         let out = unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, total) };
         h.encode(&mut out[..HEADER]);
         out[HEADER..].copy_from_slice(payload);
-        let r = self.comm.send(target, out);
+        let r = self.comm.am_port().send(target, out);
         self.sendbufs.put(buf);
         r?;
         self.counters.sent.fetch_add(1, Ordering::Relaxed);
@@ -515,6 +484,27 @@ impl Am {
         Ok(bytes)
     }
 
+    /// Waits until `w` is nonzero without helping (the caller holds its
+    /// transmit context, which helping could need); spins, yields, then
+    /// sleeps briefly on providers whose waits block.
+    pub(crate) fn wait_word_plain(&self, w: &AtomicU64) -> u64 {
+        let mut idle = 0u32;
+        loop {
+            let v = w.load(Ordering::Acquire);
+            if v != 0 {
+                return v;
+            }
+            idle += 1;
+            if idle < 64 {
+                std::hint::spin_loop();
+            } else if !self.block_wait || idle < 512 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(20));
+            }
+        }
+    }
+
     /// Waits until `w` is nonzero. Progress continues meanwhile (the poller
     /// polls); an executor thread runs other queued bodies, a handler thread
     /// other handler work, so nested and recursive on-statements complete.
@@ -560,6 +550,14 @@ impl Am {
                 return self
                     .run_body(&entry, self.here, args)
                     .map_err(|msg| Error::Remote { locale, msg });
+            }
+            // MCM: the body is a new task; it must see the caller's stores
+            // (the task-create boundary, on the caller's context).
+            if !self
+                .comm
+                .is_weakened(comm_ofi::Weakening::LocalNbOnNoTaskCreate)
+            {
+                self.comm.task_create()?;
             }
             let am = self.arc();
             let args = args.to_vec();
@@ -647,9 +645,8 @@ impl Am {
         .map(|_| ())
     }
 
-    /// A remote atomic: native through comm-ofi where the provider has it,
-    /// through an AM otherwise, and always through an AM with
-    /// `PGAS_AMO_VIA_AM=1`. Same contract as `Comm::amo`.
+    /// A remote atomic, by its type's route (native, or CPU atomics at the
+    /// word's owner): `Comm::amo`, which owns the routing and the ordering.
     pub fn amo(
         &self,
         target: GlobalAddr,
@@ -659,14 +656,14 @@ impl Am {
         compare: u64,
         fetch: bool,
     ) -> Result<u64> {
-        if self.cfg.amo_via_am || !self.comm.amo_is_native(ty, op, fetch) {
-            self.amo_via_am(target, ty, op, operand, compare, fetch)
-        } else {
-            Ok(self.comm.amo(target, ty, op, operand, compare, fetch)?)
-        }
+        Ok(self.comm.amo(target, ty, op, operand, compare, fetch)?)
     }
 
-    /// A remote atomic carried out by the target's handler with CPU atomics.
+    /// An atomic carried out with CPU atomics at the word's owner whatever
+    /// the type's route: for measuring the AM path where the provider has
+    /// native atomics. Never use it on a word that is also used by the
+    /// type's own route (NIC and CPU atomics are not atomic together).
+    #[doc(hidden)]
     pub fn amo_via_am(
         &self,
         target: GlobalAddr,
@@ -676,93 +673,40 @@ impl Am {
         compare: u64,
         fetch: bool,
     ) -> Result<u64> {
-        self.comm.check_atomic_target(target, ty)?;
-        if !cpu_amo::valid(ty, op) {
-            return Err(Error::Unsupported(format!(
-                "{op:?} is not defined on {ty:?}"
-            )));
-        }
-        if target.locale == self.here {
-            return self
-                .local_amo(target.addr, ty, op, operand, compare, fetch)
-                .map_err(|msg| Error::Remote {
-                    locale: self.here,
-                    msg,
-                });
-        }
-        // MCM: an AMO follows our stores (a writing one must not overtake them).
-        self.comm.force_stores_visible()?;
-        // SC atomics: our postponed AMOs first, unless they all went to this
-        // target and this one does not fetch (then the one handler thread
-        // runs them in the order they arrive, which is the order we sent).
-        // (Read and CompareSwap return a value whatever `fetch` says.)
-        let postpone =
-            self.delay_nf && comm_ofi::AmoKind::of(op, fetch) == comm_ofi::AmoKind::Plain;
-        if !postpone || self.postponed_elsewhere(target.locale) {
-            self.settle_amos()?;
-        }
+        Ok(self
+            .comm
+            .amo_on_route(AmoRoute::Cpu, target, ty, op, operand, compare, fetch)?)
+    }
+
+    /// Sends an atomic to its word's owner (the AM half of comm-ofi's CPU
+    /// route; comm-ofi has settled and ordered what must come first). With
+    /// `postpone`, returns once it is sent; comm-ofi keeps the handle.
+    fn send_amo(&self, req: &AmoRequest, postpone: bool) -> Result<AmoReply> {
+        self.check_target(req.target.locale)?;
         let mut h = Header::new(Op::Amo, FLAG_BLOCKING, self.here, 0);
-        h.a = target.addr;
-        h.b = operand;
-        h.d = compare;
-        h.c = cpu_amo::type_code(ty) | cpu_amo::op_code(op) << 8 | (fetch as u32) << 16;
+        h.a = req.target.addr;
+        h.b = req.operand;
+        h.d = req.compare;
+        h.c = cpu_amo::type_code(req.ty) | cpu_amo::op_code(req.op) << 8 | (req.fetch as u32) << 16;
         if postpone {
             let slot = self.slots.get(&self.comm)?;
             // SAFETY: slot is an 8-aligned heap word owned by this request.
             unsafe { AtomicU64::from_ptr(slot as *mut u64) }.store(0, Ordering::Release);
             h.slot = slot;
-            if let Err(e) = self.send_msg(target.locale, &h, &[]) {
+            if let Err(e) = self.send_msg(req.target.locale, &h, &[]) {
                 self.slots.put(slot);
                 return Err(e);
             }
-            let me = self as *const Am as usize;
-            POSTPONED.with(|p| p.borrow_mut().push((me, target.locale, slot)));
-            comm_ofi::note_postponed_amos(true);
-            return Ok(0);
+            return Ok(AmoReply::Postponed(PostponedAmo {
+                target: req.target.locale,
+                token: slot,
+            }));
         }
-        let r = self.call(target.locale, h, &[])?;
-        if r.is_empty() {
-            return Ok(0);
-        }
+        let r = self.call(req.target.locale, h, &[])?;
         let mut w = [0u8; 8];
         let k = r.len().min(8);
         w[..k].copy_from_slice(&r[..k]);
-        Ok(u64::from_le_bytes(w))
-    }
-
-    fn postponed_to(&self, target: Locale) -> bool {
-        let me = self as *const Am as usize;
-        POSTPONED.with(|p| p.borrow().iter().any(|&(a, t, _)| a == me && t == target))
-    }
-
-    fn postponed_elsewhere(&self, target: Locale) -> bool {
-        let me = self as *const Am as usize;
-        POSTPONED.with(|p| p.borrow().iter().any(|&(a, t, _)| a == me && t != target))
-    }
-
-    /// Waits for the 'done' of every AMO this thread postponed (see
-    /// [`AmConfig::delay_amo_done`]); the first error is returned after all
-    /// have been waited for.
-    pub fn settle_amos(&self) -> Result<()> {
-        let me = self as *const Am as usize;
-        let mine: Vec<(Locale, u64)> = POSTPONED.with(|p| {
-            let mut p = p.borrow_mut();
-            let (mine, others): (Vec<_>, Vec<_>) = p.drain(..).partition(|&(a, _, _)| a == me);
-            *p = others;
-            comm_ofi::note_postponed_amos(!p.is_empty());
-            mine.into_iter().map(|(_, t, s)| (t, s)).collect()
-        });
-        let mut first_err = None;
-        for (target, slot) in mine {
-            // SAFETY: slot is the 8-aligned heap word of a postponed request.
-            let done = unsafe { AtomicU64::from_ptr(slot as *mut u64) };
-            let w = self.wait_word(done);
-            if let Err(e) = self.take_reply(target, slot, w) {
-                first_err.get_or_insert(e);
-            }
-            self.slots.put(slot);
-        }
-        first_err.map_or(Ok(()), Err)
+        Ok(AmoReply::Done(u64::from_le_bytes(w)))
     }
 
     fn local_amo(
@@ -967,7 +911,7 @@ impl Am {
         }
         let mut msg = [0u8; HEADER];
         rh.encode(&mut msg);
-        match self.comm.send_from_progress(h.src, &msg) {
+        match self.comm.am_port().send_from_progress(h.src, &msg) {
             Ok(sent) => sent,
             Err(e) => self.abort(&format!(
                 "cannot answer the no-op of locale {} (its done slot {:#x}): {e}",
@@ -1137,8 +1081,11 @@ impl Am {
                 self.spawner
                     .spawn(Box::new(move || am.run_rma(&h, &payload)));
             }
-            // The progress thread answers a no-op itself (see `Prover`).
-            Op::Nop if self.cfg.done == DoneMode::Msg && h.blocking() => {
+            // The progress thread answers a blocking no-op itself, whatever
+            // PGAS_AM_DONE says (see `Bridge::prepare_proof`): a handler
+            // answering it could itself be waiting for a proof, and two
+            // handlers proving to each other would deadlock.
+            Op::Nop if h.blocking() => {
                 if !self.answer_nop(&h) {
                     self.deferred_nops.push(h);
                 }

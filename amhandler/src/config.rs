@@ -40,9 +40,6 @@ pub struct AmConfig {
     pub handler_core: Option<usize>,
     /// `PGAS_AM_EXECUTORS`: executor threads (other bodies, AM-mediated RMA).
     pub executors: usize,
-    /// `PGAS_AMO_VIA_AM`: send every atomic of [`crate::Am::amo`] through an AM,
-    /// even where the provider has it natively (testing).
-    pub amo_via_am: bool,
     /// `PGAS_AM_DONE`: `msg` (default) or `put`.
     pub done: DoneMode,
     /// `PGAS_AM_AMO_DELAY` (default on): a non-fetching AMO via AM returns
@@ -63,7 +60,6 @@ impl Default for AmConfig {
             handlers: 1,
             handler_core: None,
             executors: DEFAULT_EXECUTORS,
-            amo_via_am: false,
             done: DoneMode::Msg,
             delay_amo_done: true,
             idle_sleep_us: 0,
@@ -145,9 +141,6 @@ impl AmConfig {
                 )
             })?;
             cfg.handler_core = Some(core);
-        }
-        if let Some(v) = get("PGAS_AMO_VIA_AM") {
-            cfg.amo_via_am = parse_bool("PGAS_AMO_VIA_AM", &v)?;
         }
         if let Some(v) = get("PGAS_AM_IDLE_SLEEP_US") {
             cfg.idle_sleep_us = v
@@ -244,7 +237,6 @@ mod tests {
     #[test]
     fn switches() {
         let c = cfg(&[
-            ("PGAS_AMO_VIA_AM", "1"),
             ("PGAS_AM_HANDLERS", "2"),
             ("PGAS_AM_EXECUTORS", "3"),
             ("PGAS_AM_HANDLER_CORE", "1"),
@@ -252,7 +244,6 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(c.done, DoneMode::Put);
-        assert!(c.amo_via_am);
         assert_eq!((c.handlers, c.executors, c.handler_core), (2, 3, Some(1)));
     }
 }

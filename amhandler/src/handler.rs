@@ -138,13 +138,14 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
         block_wait,
     );
 
-    comm.take_over_progress();
-    comm.set_min_multi_recv(min_multi_recv)?;
+    let port = comm.am_port();
+    port.take_over_progress();
+    port.set_min_multi_recv(min_multi_recv)?;
     for i in 0..2 {
         // SAFETY: each half is a distinct part of a heap allocation that the
         // Am keeps (never freed) and that nothing else touches; it stays the
         // provider's until retired.
-        unsafe { comm.post_landing_zone((lz.addr + (i * half) as u64) as *mut u8, half, i + 1)? };
+        unsafe { port.post_landing_zone((lz.addr + (i * half) as u64) as *mut u8, half, i + 1)? };
     }
     let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
         std::thread::Builder::new()
@@ -161,7 +162,7 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
         format!("pgas-am-poll-{}", comm.here()),
         Box::new(move || {
             pin(core, "poller");
-            if let Err(e) = a.comm.bind_progress_thread() {
+            if let Err(e) = a.comm.am_port().bind_progress_thread() {
                 a.abort(&format!("AM progress thread: {e}"));
             }
             poll_loop(&a)
@@ -174,7 +175,7 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
             format!("pgas-am-handler-{}-{i}", comm.here()),
             Box::new(move || {
                 pin(core, "handler");
-                if let Err(e) = a.comm.bind_am_handler(i) {
+                if let Err(e) = a.comm.am_port().bind_handler(i) {
                     a.abort(&format!("AM handler {i}: {e}"));
                 }
                 handler_loop(&a)
@@ -182,8 +183,7 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
         )?;
         am.handlers.lock().push(h);
     }
-    comm.set_amo_fallback(Arc::new(crate::am::Fallback(Arc::downgrade(&am))));
-    comm.set_prover(Arc::new(crate::am::Prover(Arc::downgrade(&am))));
+    comm.install_am_layer(Arc::new(crate::am::Bridge(Arc::downgrade(&am))));
     comm.barrier()?;
     tracing::debug!(
         locale = comm.here(),
@@ -213,7 +213,7 @@ fn poll_loop(am: &Am) {
     let mut pending = [false; 2];
     let mut deferred_since: Option<std::time::Instant> = None;
     while !am.stop_poll.load(Ordering::Acquire) {
-        match am.comm.poll_rx(&mut buf, timeout) {
+        match am.comm.am_port().poll_rx(&mut buf, timeout) {
             Ok(0) => {
                 idle = idle.saturating_add(1);
                 if am.block_wait {
@@ -247,7 +247,7 @@ fn poll_loop(am: &Am) {
                 ));
             }
         }
-        if let Err(e) = am.comm.reap_progress_sends() {
+        if let Err(e) = am.comm.am_port().reap_progress_sends() {
             am.abort(&format!("a no-op answer failed: {e}"));
         }
         // No-op answers that found a full transmit queue: retry now that
@@ -308,6 +308,7 @@ fn repost(am: &Am, i: usize) -> bool {
     // copied out by dispatch.
     match unsafe {
         am.comm
+            .am_port()
             .post_landing_zone(addr as *mut u8, am.lz_half, i + 1)
     } {
         Ok(()) => {

@@ -24,7 +24,6 @@
 
 mod am;
 pub mod config;
-pub mod cpu_amo;
 pub mod error;
 pub mod executor;
 mod handler;

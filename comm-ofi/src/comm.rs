@@ -14,10 +14,10 @@
 //! context with the flags and forcing its mode prescribes. Nothing here
 //! matches on the mode per operation.
 
-use crate::amo::{AmoKind, AmoOp, AmoType, NativeAtomics};
-use crate::ctx::{
-    AtomicOp, LocalBuf, RemoteBuf, RmaOp, Route, SendOp, TxContext, VisibilityProver, SCRATCH_BYTES,
-};
+use crate::am_seam::{AmLayer, AmPort};
+use crate::amo::{AmoType, NativeAtomics};
+use crate::atomics::{AmoRoutes, Settle};
+use crate::ctx::{LocalBuf, RemoteBuf, RmaOp, Route, SendOp, TxContext, SCRATCH_BYTES};
 use crate::env::Config;
 use crate::error::{Error, Result};
 use crate::heap::Heap;
@@ -80,54 +80,15 @@ pub struct ProviderInfo {
     pub max_msg_size: usize,
     /// Largest inject.
     pub inject_size: usize,
-    /// Message ordering granted.
+    /// Message ordering granted (transmit side; the mode's needs were
+    /// checked on both sides at selection).
     pub msg_order: u64,
+    /// The granted orderings, named (`RAW|WAW|SAW|SAS`), for the verbose line.
+    pub order_granted: String,
     /// How waits are done.
     pub wait: WaitMode,
     /// Whether the provider was granted `FI_ATOMIC`.
     pub atomics: bool,
-}
-
-/// Carries out atomics the provider cannot do natively (installed by the AM
-/// layer, which sends them to the target's handler).
-pub trait AmoFallback: Send + Sync {
-    /// Same contract as [`Comm::amo`].
-    fn amo(
-        &self,
-        target: GlobalAddr,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64>;
-
-    /// Waits for the calling thread's postponed non-fetching AMOs (an AM
-    /// layer may let them run on until the next MCM boundary).
-    fn settle(&self) -> Result<()> {
-        Ok(())
-    }
-
-    /// Waits for the calling thread's postponed AMOs if any went to
-    /// `target` (a later PUT/GET of the same task there must see them).
-    fn settle_target(&self, target: Locale) -> Result<()> {
-        let _ = target;
-        self.settle()
-    }
-}
-
-thread_local! {
-    /// Whether the calling thread has AMOs in flight that an AM layer
-    /// postponed (see [`AmoFallback::settle`]); checked by every PUT/GET.
-    static POSTPONED_AMOS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Tells comm-ofi whether the calling thread has postponed AMOs in flight:
-/// while it does, each PUT/GET first asks the fallback to settle those to its
-/// target. The AM layer sets it when it postpones one and clears it when it
-/// has waited for them all.
-pub fn note_postponed_amos(pending: bool) {
-    POSTPONED_AMOS.with(|p| p.set(pending));
 }
 
 /// The transmit-context table: `[0]` shared, `[1]` the AM layer's progress
@@ -178,11 +139,13 @@ impl Layout {
 
 /// One locale's communication layer.
 pub struct Comm {
-    amo_fallback: OnceLock<Arc<dyn AmoFallback>>,
+    /// The AM layer, once installed (see `am_seam`); shared with every
+    /// context, which asks it for visibility proofs.
+    pub(crate) am_layer: Arc<OnceLock<Arc<dyn AmLayer>>>,
     /// The MCM implementors of the mode in force.
-    selector: Selector<TxContext>,
-    /// The AM layer's visibility proof, shared with every context.
-    prover: Arc<OnceLock<Arc<dyn VisibilityProver>>>,
+    pub(crate) selector: Selector<TxContext>,
+    /// Where each atomic type goes, fixed at start-up (see `atomics`).
+    pub(crate) routes: AmoRoutes,
     /// Which contexts serve whom.
     layout: Layout,
     /// Whether every worker and AM handler has a context of its own.
@@ -190,9 +153,9 @@ pub struct Comm {
     /// Which contexts are claimed by a thread for life.
     claimed: Vec<AtomicBool>,
     rx_serial: Option<crate::ctx::DomainLock>,
-    me: Locale,
+    pub(crate) me: Locale,
     n: Locale,
-    prov: ProviderInfo,
+    pub(crate) prov: ProviderInfo,
     native: NativeAtomics,
     peers: Vec<Peer>,
     // Field order is drop order: contexts and endpoints before MRs before the heap.
@@ -327,6 +290,7 @@ impl Comm {
             max_msg_size,
             inject_size: info.inject_size(),
             msg_order: info.tx_msg_order(),
+            order_granted: select::describe_order(info),
             wait,
             atomics: sel.native_atomics,
         };
@@ -444,7 +408,7 @@ impl Comm {
                 },
             })
             .collect();
-        let prover: Arc<OnceLock<Arc<dyn VisibilityProver>>> = Arc::new(OnceLock::new());
+        let am_layer: Arc<OnceLock<Arc<dyn AmLayer>>> = Arc::new(OnceLock::new());
         let mut contexts = Vec::with_capacity(num_ctx);
         for (i, ep) in eps.into_iter().enumerate() {
             let scratch = heap.alloc(SCRATCH_BYTES, 64)? as *mut u8;
@@ -460,7 +424,7 @@ impl Comm {
                 desc,
                 serial.clone(),
                 routes.clone(),
-                prover.clone(),
+                am_layer.clone(),
                 prov.atomics,
                 prov.inject_size,
             )));
@@ -485,9 +449,9 @@ impl Comm {
             );
         }
         let comm = Comm {
-            amo_fallback: OnceLock::new(),
+            routes: AmoRoutes::plan(&native, cfg.amo_via_am),
+            am_layer,
             selector: Selector::weakened(prov.mode, cfg.weaken),
-            prover,
             layout,
             bound,
             claimed: (0..num_ctx).map(|_| AtomicBool::new(false)).collect(),
@@ -522,10 +486,11 @@ impl Comm {
     /// The one-line description printed with `PGAS_VERBOSE=1`.
     pub fn describe(&self) -> String {
         format!(
-            "pgas-comm: {} MCM mode, {} provider, {} locales, {} endpoints ({} tx contexts), \
-             {} heap, {} atomics, {} progress{}",
+            "pgas-comm: {} MCM mode, {} provider (ordering {}), {} locales, {} endpoints ({} tx \
+             contexts), {} heap, {} atomics, {} progress{}",
             self.prov.mode,
             self.prov.name,
+            self.prov.order_granted,
             self.n,
             if self.layout.workers_bound {
                 "bound"
@@ -534,7 +499,8 @@ impl Comm {
             },
             self.contexts.len(),
             human_size(self.heap.size()),
-            match self.native.native_types() {
+            match self.routes.native_types() {
+                0 if self.native.any() => "CPU (PGAS_AMO_VIA_AM)".to_string(),
                 0 => "no native".to_string(),
                 k => format!("native ({k}/{} types)", AmoType::ALL.len()),
             },
@@ -633,7 +599,7 @@ impl Comm {
     }
 
     /// Validates a remote range and turns it into provider addressing.
-    fn remote(&self, at: GlobalAddr, len: usize) -> Result<RemoteBuf> {
+    pub(crate) fn remote(&self, at: GlobalAddr, len: usize) -> Result<RemoteBuf> {
         self.check_locale(at.locale)?;
         let p = &self.peers[at.locale as usize];
         let end = p.heap_base + p.heap_size;
@@ -674,7 +640,7 @@ impl Comm {
 
     /// The calling thread's transmit context: its own when it is bound,
     /// otherwise one of the shared ones (locked; a free one if any).
-    fn ctx(&self) -> MutexGuard<'_, TxContext> {
+    pub(crate) fn ctx(&self) -> MutexGuard<'_, TxContext> {
         let me = self as *const Comm as usize;
         let bound = BOUND_CTX.with(|b| match b.get() {
             Some((owner, i)) if owner == me => Some(i),
@@ -700,7 +666,25 @@ impl Comm {
     /// Runs `f` on the caller's context; an unbound context is released
     /// (its dangling stores forced visible) before another thread may take it.
     fn with_ctx<R>(&self, f: impl FnOnce(&mut TxContext) -> Result<R>) -> Result<R> {
+        self.with_ctx_settled(Settle::Nothing, f)
+    }
+
+    /// [`Comm::with_ctx`], after the caller's postponed AMOs that `settle`
+    /// names have been awaited (with the lock released meanwhile: awaiting
+    /// may run other tasks on this thread). One emptiness test when nothing
+    /// is postponed.
+    pub(crate) fn with_ctx_settled<R>(
+        &self,
+        settle: Settle,
+        f: impl FnOnce(&mut TxContext) -> Result<R>,
+    ) -> Result<R> {
         let mut ctx = self.ctx();
+        if settle.applies(&ctx.postponed) {
+            let list = std::mem::take(&mut ctx.postponed);
+            drop(ctx);
+            self.await_postponed(list)?;
+            ctx = self.ctx();
+        }
         let r = f(&mut ctx);
         if ctx.binding() == Binding::Unbound {
             let released = self.selector.release(&mut ctx);
@@ -709,6 +693,33 @@ impl Comm {
             }
         }
         r
+    }
+
+    /// Drives progress on the calling thread's transmit context without
+    /// waiting (reaps completions). A thread that waits for something a peer
+    /// will do in answer to its own injected operations must call this in
+    /// its wait loop: on providers with manual progress (tcp;ofi_rxm,
+    /// udp;ofi_rxd) an injected PUT may sit in the endpoint until its owner
+    /// reads the CQ.
+    pub fn progress(&self) -> Result<()> {
+        let me = self as *const Comm as usize;
+        let bound = BOUND_CTX.with(|b| match b.get() {
+            Some((owner, i)) if owner == me => Some(i),
+            _ => None,
+        });
+        match bound {
+            Some(i) => {
+                self.contexts[i].lock().drive()?;
+            }
+            None => {
+                for &i in &self.layout.shared {
+                    if let Some(mut c) = self.contexts[i].try_lock() {
+                        c.drive()?;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Binds the calling thread to worker context `worker` for the rest of
@@ -731,7 +742,7 @@ impl Comm {
     }
 
     /// Binds the calling thread to AM-handler context `handler`.
-    pub fn bind_am_handler(&self, handler: usize) -> Result<()> {
+    pub(crate) fn bind_am_handler(&self, handler: usize) -> Result<()> {
         if handler >= self.cfg.am_handlers {
             return Err(Error::InvalidSize {
                 what: "AM handler number",
@@ -749,7 +760,7 @@ impl Comm {
     /// in a full transmit queue: a peer's queue drains only while its own
     /// progress thread receives, so two progress threads waiting on each
     /// other's queues would hang.
-    pub fn bind_progress_thread(&self) -> Result<()> {
+    pub(crate) fn bind_progress_thread(&self) -> Result<()> {
         self.bind_index(PROGRESS_CTX)?;
         self.contexts[PROGRESS_CTX].lock().set_fail_fast();
         Ok(())
@@ -782,11 +793,6 @@ impl Comm {
     /// send (empty).
     fn rma_target(&self, at: GlobalAddr, len: usize) -> Result<Option<RemoteBuf>> {
         let remote = self.remote(at, len)?;
-        if POSTPONED_AMOS.with(|p| p.get()) {
-            if let Some(fb) = self.amo_fallback.get() {
-                fb.settle_target(at.locale)?;
-            }
-        }
         Ok((len > 0).then_some(remote))
     }
 
@@ -825,7 +831,7 @@ impl Comm {
                 true,
             );
         }
-        self.with_ctx(|ctx| {
+        self.with_ctx_settled(Settle::IfAnyTo(dst.locale), |ctx| {
             let op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
             self.selector
                 .put(ctx, dst.locale as usize, op, Blocking::Yes)
@@ -851,7 +857,7 @@ impl Comm {
                 false,
             );
         }
-        self.with_ctx(|ctx| {
+        self.with_ctx_settled(Settle::IfAnyTo(src.locale), |ctx| {
             let op = self.rma_op(ctx, dst.as_ptr(), dst.len(), remote);
             self.selector
                 .get(ctx, src.locale as usize, op, Blocking::Yes)
@@ -860,7 +866,13 @@ impl Comm {
 
     /// Non-blocking PUT of `src` to `dst`: `src` must not be modified until
     /// the handle reports completion (the handle waits when dropped).
-    pub fn put_nb<'a>(&'a self, dst: GlobalAddr, src: &'a [u8]) -> Result<NbHandle<'a>> {
+    ///
+    /// # Safety
+    /// The handle must be waited for, or dropped, before `src`'s memory is
+    /// freed or reused: leaking it (`mem::forget`, a cycle of `Rc`s) lets the
+    /// provider read the buffer after the borrow ended. The runtime shim's
+    /// `put_nb` takes an owned buffer instead and is safe.
+    pub unsafe fn put_nb<'a>(&'a self, dst: GlobalAddr, src: &'a [u8]) -> Result<NbHandle<'a>> {
         let Some(remote) = self.rma_target(dst, src.len())? else {
             return Ok(NbHandle::done(self));
         };
@@ -868,7 +880,7 @@ impl Comm {
             self.put(dst, src)?;
             return Ok(NbHandle::done(self));
         }
-        self.nb(|ctx| {
+        self.nb(Settle::IfAnyTo(dst.locale), |ctx| {
             let mut op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
             op.seq = ctx.next_seq();
             let seq = op.seq;
@@ -879,8 +891,15 @@ impl Comm {
     }
 
     /// Non-blocking GET of `src` into `dst`: `dst` holds the data once the
-    /// handle reports completion (the handle waits when dropped).
-    pub fn get_nb<'a>(&'a self, dst: &'a mut [u8], src: GlobalAddr) -> Result<NbHandle<'a>> {
+    /// handle reports completion (the handle waits when dropped). The read
+    /// is ordered before every later PUT, writing atomic or AM of the same
+    /// task to `src`'s locale, and completes by the task's next boundary,
+    /// whether or not the handle was waited for (see `docs/mcm.md`).
+    ///
+    /// # Safety
+    /// As for [`Comm::put_nb`]: the handle must be waited for or dropped
+    /// before `dst`'s memory is freed or reused (the provider writes it).
+    pub unsafe fn get_nb<'a>(&'a self, dst: &'a mut [u8], src: GlobalAddr) -> Result<NbHandle<'a>> {
         let Some(remote) = self.rma_target(src, dst.len())? else {
             return Ok(NbHandle::done(self));
         };
@@ -888,7 +907,7 @@ impl Comm {
             self.get(dst, src)?;
             return Ok(NbHandle::done(self));
         }
-        self.nb(|ctx| {
+        self.nb(Settle::IfAnyTo(src.locale), |ctx| {
             let mut op = self.rma_op(ctx, dst.as_ptr(), dst.len(), remote);
             op.seq = ctx.next_seq();
             let seq = op.seq;
@@ -901,12 +920,23 @@ impl Comm {
     /// Posts a non-blocking operation with `post` and wraps it in a handle.
     /// On an unbound context the release waits for it, so the handle is
     /// complete at once.
-    fn nb(&self, post: impl FnOnce(&mut TxContext) -> Result<u64>) -> Result<NbHandle<'_>> {
+    fn nb(
+        &self,
+        settle: Settle,
+        post: impl FnOnce(&mut TxContext) -> Result<u64>,
+    ) -> Result<NbHandle<'_>> {
         let mut ctx = self.ctx();
+        if settle.applies(&ctx.postponed) {
+            let list = std::mem::take(&mut ctx.postponed);
+            drop(ctx);
+            self.await_postponed(list)?;
+            ctx = self.ctx();
+        }
         let seq = post(&mut ctx)?;
         if ctx.binding() == Binding::Unbound {
             self.selector.release(&mut ctx)?;
             ctx.wait_local()?;
+            ctx.dangling().clear_reads();
             return Ok(NbHandle::done(self));
         }
         Ok(NbHandle {
@@ -915,6 +945,7 @@ impl Comm {
             seq,
             done: false,
             _buf: std::marker::PhantomData,
+            _not_send: std::marker::PhantomData,
         })
     }
 
@@ -980,109 +1011,20 @@ impl Comm {
         result
     }
 
-    /// A remote atomic on one element of `ty` at `target`. `operand` and
-    /// `compare` carry the value's bits in their low bytes (little-endian);
-    /// the returned value is the fetched old value (0 for non-fetching ops).
-    pub fn amo(
-        &self,
-        target: GlobalAddr,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64> {
-        let size = ty.size();
-        let remote = self.remote(target, size)?;
-        self.check_atomic_target(target, ty)?;
-        let kind = AmoKind::of(op, fetch);
-        if !self.native.supports(ty, op, kind) {
-            if let Some(fb) = self.amo_fallback.get() {
-                return fb.amo(target, ty, op, operand, compare, fetch);
-            }
-            return Err(Error::Unsupported(format!(
-                "{op:?} on {ty:?} ({kind:?}) is not native on provider {}, and AMOs via active \
-                 messages are not available yet",
-                self.prov.name
-            )));
-        }
-        // SC atomics: postponed AMOs of this thread (via AM) go first.
-        self.settle_fallback()?;
-        let policy_kind = match (kind, op) {
-            (AmoKind::Plain, _) => mcm::AmoKind::Update,
-            (_, AmoOp::Read) => mcm::AmoKind::Read,
-            _ => mcm::AmoKind::FetchUpdate,
-        };
-        self.with_ctx(|ctx| {
-            {
-                let (o, c, r) = ctx.scratch_words();
-                *o = operand.to_le_bytes();
-                *c = compare.to_le_bytes();
-                *r = [0; 8];
-            }
-            let atomic = AtomicOp {
-                remote,
-                datatype: ty.datatype(),
-                op: op.fi_op(),
-                kind,
-            };
-            self.selector
-                .amo(ctx, target.locale as usize, atomic, policy_kind)?;
-            let (_, _, r) = ctx.scratch_words();
-            let mut out = [0u8; 8];
-            out[..size].copy_from_slice(&r[..size]);
-            Ok(if kind == AmoKind::Plain {
-                0
-            } else {
-                u64::from_le_bytes(out)
-            })
-        })
-    }
-
-    /// Checks what every remote atomic needs whichever way it goes (native
-    /// or through an AM): a valid locale and an address aligned to the type.
-    pub fn check_atomic_target(&self, target: GlobalAddr, ty: AmoType) -> Result<()> {
-        self.check_locale(target.locale)?;
-        if target.addr % ty.size() as u64 != 0 {
-            return Err(Error::Misaligned {
-                locale: target.locale,
-                addr: target.addr,
-                align: ty.size(),
-                what: "remote atomic",
-            });
-        }
-        Ok(())
-    }
-
     /// The MCM boundary on the calling thread's transmit context: every
-    /// store it issued (PUTs, non-fetching AMOs) becomes visible at its
-    /// target before this returns.
+    /// store it issued (PUTs, non-fetching AMOs, native or postponed via AM)
+    /// becomes visible at its target before this returns, and every
+    /// non-blocking GET it issued has completed.
     pub fn force_visible(&self) -> Result<()> {
-        self.settle_fallback()?;
-        self.force_stores_visible()
-    }
-
-    /// The boundary without waiting for postponed AMOs via AM: only the
-    /// PUTs and native AMOs of the calling thread's context. For the AM
-    /// layer, which orders its own AMOs.
-    pub fn force_stores_visible(&self) -> Result<()> {
-        self.with_ctx(|ctx| self.selector.force_visible(ctx))
-    }
-
-    fn settle_fallback(&self) -> Result<()> {
-        if !POSTPONED_AMOS.with(|p| p.get()) {
-            return Ok(());
-        }
-        match self.amo_fallback.get() {
-            Some(fb) => fb.settle(),
-            None => Ok(()),
-        }
+        self.with_ctx_settled(Settle::All, |ctx| self.selector.force_visible(ctx))
     }
 
     /// The boundary on every transmit context of this locale (barrier,
-    /// finalize): what any thread stored before is visible after it.
+    /// finalize): what any thread stored before is visible after it. (The
+    /// caller's postponed AMOs are awaited; other threads' tasks awaited
+    /// theirs when they ended.)
     pub fn force_visible_all(&self) -> Result<()> {
-        let mut first_err = self.settle_fallback().err();
+        let mut first_err = self.settle_postponed(Settle::All).err();
         for c in &self.contexts {
             if let Err(e) = self.selector.force_visible(&mut c.lock()) {
                 first_err.get_or_insert(e);
@@ -1117,10 +1059,23 @@ impl Comm {
         self.force_visible()
     }
 
-    /// Installs the AM layer's no-op as the proof that native AMOs are
-    /// visible (see [`VisibilityProver`]). Later calls are ignored.
-    pub fn set_prover(&self, prover: Arc<dyn VisibilityProver>) {
-        let _ = self.prover.set(prover);
+    /// Installs the AM layer (see [`crate::am_seam`]): proofs of native-AMO
+    /// visibility and atomics on other locales' words for CPU-route types.
+    /// Later calls are ignored.
+    pub fn install_am_layer(&self, layer: Arc<dyn AmLayer>) {
+        let _ = self.am_layer.set(layer);
+    }
+
+    /// The calls only an AM layer makes (see [`crate::am_seam::AmPort`]).
+    pub fn am_port(&self) -> AmPort<'_> {
+        AmPort { comm: self }
+    }
+
+    /// Whether the weakening `w` (test-only, `PGAS_MCM_WEAKEN`) is in force:
+    /// the layers above re-open the hole it names.
+    #[doc(hidden)]
+    pub fn is_weakened(&self, w: mcm::Weakening) -> bool {
+        self.selector.is_weakened(w)
     }
 
     /// Job-wide barrier; every store issued before it is visible after it.
@@ -1140,33 +1095,16 @@ impl Comm {
         r
     }
 
-    fn stop_progress(&self) {
+    pub(crate) fn stop_progress(&self) {
         self.stop.store(true, Ordering::Release);
         if let Some(h) = self.progress.lock().take() {
             let _ = h.join();
         }
     }
 
-    /// Installs the path for atomics that are not native (the AM layer).
-    /// Later calls are ignored.
-    pub fn set_amo_fallback(&self, fb: Arc<dyn AmoFallback>) {
-        let _ = self.amo_fallback.set(fb);
-    }
-
-    /// Whether (ty, op, fetch) is done natively by the provider.
-    pub fn amo_is_native(&self, ty: AmoType, op: AmoOp, fetch: bool) -> bool {
-        self.native.supports(ty, op, AmoKind::of(op, fetch))
-    }
-
-    /// Stops the built-in progress thread: the caller (the AM handler) takes
-    /// over polling the receive CQ with [`Comm::poll_rx`] from now on.
-    pub fn take_over_progress(&self) {
-        self.stop_progress();
-    }
-
     /// Reads receive-side completions (and drives progress for RMA
     /// targeting this locale). Waits up to `timeout_ms` on blocking CQs.
-    pub fn poll_rx(
+    pub(crate) fn poll_rx(
         &self,
         buf: &mut [CqEntry],
         timeout_ms: i32,
@@ -1181,7 +1119,12 @@ impl Comm {
     /// # Safety
     /// `buf..buf+len` must lie in the registered heap and stay reserved for
     /// the provider until it reports the buffer retired (`FI_MULTI_RECV`).
-    pub unsafe fn post_landing_zone(&self, buf: *mut u8, len: usize, context: usize) -> Result<()> {
+    pub(crate) unsafe fn post_landing_zone(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        context: usize,
+    ) -> Result<()> {
         let desc = if self.prov.mr_mode & sys::FI_MR_LOCAL != 0 {
             self.mr.desc()
         } else {
@@ -1208,7 +1151,7 @@ impl Comm {
     }
 
     /// Sets `FI_OPT_MIN_MULTI_RECV` on the receive endpoint.
-    pub fn set_min_multi_recv(&self, bytes: usize) -> Result<()> {
+    pub(crate) fn set_min_multi_recv(&self, bytes: usize) -> Result<()> {
         self.rx_ep
             .set_opt_usize(sys::FI_OPT_MIN_MULTI_RECV as i32, bytes)
             .map_err(Error::Ofi)
@@ -1219,7 +1162,7 @@ impl Comm {
     /// mode says) and waits for local completion (the buffer may be reused
     /// on return). `msg` must lie in the registered heap when the provider
     /// needs `FI_MR_LOCAL`.
-    pub fn send(&self, target: Locale, msg: &[u8]) -> Result<()> {
+    pub(crate) fn send(&self, target: Locale, msg: &[u8]) -> Result<()> {
         self.check_locale(target)?;
         self.with_ctx(|ctx| {
             let local = LocalBuf {
@@ -1238,7 +1181,7 @@ impl Comm {
     /// on each other's sends would hang. Returns `Ok(false)` if the
     /// transmit queue is full (nothing sent; try again after receiving).
     /// Bypasses the MCM selector: the progress thread issues no stores.
-    pub fn send_from_progress(&self, target: Locale, msg: &[u8]) -> Result<bool> {
+    pub(crate) fn send_from_progress(&self, target: Locale, msg: &[u8]) -> Result<bool> {
         self.check_locale(target)?;
         if msg.len() > self.prov.inject_size {
             return Err(Error::InvalidSize {
@@ -1264,7 +1207,7 @@ impl Comm {
     }
 
     /// Reaps completions of [`Comm::send_from_progress`] without waiting.
-    pub fn reap_progress_sends(&self) -> Result<()> {
+    pub(crate) fn reap_progress_sends(&self) -> Result<()> {
         self.contexts[PROGRESS_CTX]
             .lock()
             .progress_nowait()
@@ -1338,7 +1281,11 @@ fn human_size(b: usize) -> String {
 /// A non-blocking PUT or GET in flight: the buffer it borrows may not be
 /// touched until [`NbHandle::wait`] (or a [`NbHandle::test`] that returned
 /// `true`, or [`Comm::wait_any`]) says it has completed. Dropping a handle
-/// waits for the operation.
+/// waits for the operation; leaking one is what makes [`Comm::put_nb`] and
+/// [`Comm::get_nb`] `unsafe`.
+///
+/// Not `Send`: it belongs to the transmit context of the thread that
+/// created it, whose ordering state it is part of.
 #[must_use = "a non-blocking operation must be waited for before its buffer is reused"]
 pub struct NbHandle<'a> {
     comm: &'a Comm,
@@ -1346,6 +1293,7 @@ pub struct NbHandle<'a> {
     seq: u64,
     done: bool,
     _buf: std::marker::PhantomData<&'a mut [u8]>,
+    _not_send: std::marker::PhantomData<*const ()>,
 }
 
 impl std::fmt::Debug for NbHandle<'_> {
@@ -1366,6 +1314,7 @@ impl<'a> NbHandle<'a> {
             seq: 0,
             done: true,
             _buf: std::marker::PhantomData,
+            _not_send: std::marker::PhantomData,
         }
     }
 

@@ -9,6 +9,7 @@
 //! ride out `-FI_EAGAIN` by reaping completions (which also drives manual
 //! progress).
 
+use crate::am_seam::{AmLayer, PostponedAmo};
 use crate::error::{check, Error, Result};
 use crate::ofi::{CqEntry, Endpoint, WaitMode};
 use libfabric_sys as sys;
@@ -40,8 +41,12 @@ pub struct TxContext {
     dangling: DanglingStores,
     /// How to reach each locale's receive endpoint and order-dummy word.
     routes: Arc<[Route]>,
-    /// The AM layer's no-op, once it is running (see [`VisibilityProver`]).
-    prover: Arc<OnceLock<Arc<dyn VisibilityProver>>>,
+    /// The AM layer, once it is running: its no-op proves native AMOs
+    /// visible (see [`crate::am_seam::AmLayer::prepare_proof`]).
+    prover: Arc<OnceLock<Arc<dyn AmLayer>>>,
+    /// Non-fetching AMOs via AM sent from this context whose 'done' is still
+    /// to be awaited (only ever on a bound context; see `atomics`).
+    pub(crate) postponed: Vec<PostponedAmo>,
     /// Proofs posted and not yet answered; [`Transport::wait_all`] waits for them.
     proofs: Vec<ProofRequest>,
     /// Whether native atomics are usable (the fallback proof needs them).
@@ -99,23 +104,6 @@ pub struct ProofRequest {
 // SAFETY: msg points into the registered heap, which outlives every request,
 // and only the context holding the request touches it.
 unsafe impl Send for ProofRequest {}
-
-/// Proves native AMOs visible with a blocking no-op AM sent on the same
-/// transmit context (installed by the AM layer with [`crate::Comm::set_prover`]).
-///
-/// The no-op is posted *on the context that issued the AMOs*, so the
-/// provider's send-after-write ordering (message-order mode) or `FI_FENCE`
-/// (message-order-fence mode) puts it behind them; the target's handler
-/// replies after the request arrived, and the reply is the proof: a plain
-/// read does not prove an atomic visible (`fi_atomic(3)`).
-pub trait VisibilityProver: Send + Sync + std::fmt::Debug {
-    /// Encodes a blocking no-op request for `target` into registered memory.
-    fn prepare(&self, target: u32) -> Result<ProofRequest>;
-    /// Waits for the reply to a sent request and frees what it held.
-    fn await_reply(&self, req: ProofRequest) -> Result<()>;
-    /// Frees a request that was never sent.
-    fn cancel(&self, req: ProofRequest);
-}
 
 /// A PUT or GET as the policy passes it to the transport: one local buffer
 /// against one remote range, posted in chunks of at most `chunk` bytes.
@@ -192,7 +180,7 @@ impl TxContext {
         desc: *mut c_void,
         serial: Option<DomainLock>,
         routes: Arc<[Route]>,
-        prover: Arc<OnceLock<Arc<dyn VisibilityProver>>>,
+        prover: Arc<OnceLock<Arc<dyn AmLayer>>>,
         native_atomics: bool,
         inject_size: usize,
     ) -> TxContext {
@@ -208,6 +196,7 @@ impl TxContext {
             dangling: DanglingStores::new(routes.len()),
             routes,
             prover,
+            postponed: Vec::new(),
             proofs: Vec::new(),
             native_atomics,
             nb_inflight: Vec::new(),
@@ -266,6 +255,13 @@ impl TxContext {
     pub fn progress(&mut self) -> Result<usize> {
         let timeout = if self.outstanding > 0 { 1 } else { 0 };
         self.reap(timeout)
+    }
+
+    /// Reads the CQ once without waiting, even with nothing counted in
+    /// flight: on providers with manual progress that read is what moves an
+    /// injected operation (which reports no completion) onto the wire.
+    pub fn drive(&mut self) -> Result<usize> {
+        self.reap(0)
     }
 
     /// Reaps completions without waiting at all.
@@ -694,7 +690,7 @@ impl Transport for TxContext {
 
     fn post_prove_amo_visible(&mut self, target: usize, flags: OpFlags) -> Result<()> {
         if let Some(prover) = self.prover.get().cloned() {
-            let req = prover.prepare(target as u32)?;
+            let req = prover.prepare_proof(target as u32)?;
             let local = LocalBuf {
                 ptr: req.msg as *mut u8,
                 len: req.len,
@@ -704,7 +700,7 @@ impl Transport for TxContext {
             match self.send(fi_addr, local, ofi_flags(flags)) {
                 Ok(()) => self.proofs.push(req),
                 Err(e) => {
-                    prover.cancel(req);
+                    prover.cancel_proof(req);
                     return Err(e);
                 }
             }
@@ -748,7 +744,7 @@ impl TxContext {
             let prover = self.prover.get().cloned();
             for req in std::mem::take(&mut self.proofs) {
                 let r = match &prover {
-                    Some(p) => p.await_reply(req),
+                    Some(p) => p.await_proof(req),
                     None => Ok(()),
                 };
                 if let Err(e) = r {

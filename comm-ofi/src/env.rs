@@ -33,8 +33,11 @@ pub struct Config {
     /// `PGAS_MAX_TX_CONTEXTS`: cap on transmit contexts (default: what the
     /// provider allows). Below 1 + handlers + workers the layer runs unbound.
     pub max_tx_contexts: Option<usize>,
-    /// `PGAS_MCM_WEAKEN` (TEST-ONLY, breaks the memory model): `no-forcing`
-    /// or `no-source-wait`, the litmus suite's negative controls.
+    /// `PGAS_AMO_VIA_AM=1`: every atomic type goes by CPU atomics at the
+    /// word's owner (through an AM), even where the provider has it natively.
+    pub amo_via_am: bool,
+    /// `PGAS_MCM_WEAKEN` (TEST-ONLY, breaks the memory model): one of
+    /// [`mcm::Weakening::ALL`]'s spellings, the litmus suites' negative controls.
     pub weaken: Option<mcm::Weakening>,
 }
 
@@ -170,19 +173,23 @@ impl Config {
             None => None,
             Some(_) => Some(parse_count("PGAS_MAX_TX_CONTEXTS", 1, 1 << 16)?),
         };
+        let amo_via_am = match var("PGAS_AMO_VIA_AM") {
+            None => false,
+            Some(v) => parse_bool("PGAS_AMO_VIA_AM", &v)?,
+        };
         let weaken = match var("PGAS_MCM_WEAKEN").as_deref().map(str::trim) {
             None | Some("none") => None,
-            Some("no-forcing") => Some(mcm::Weakening::NoForcing),
-            Some("no-source-wait") => Some(mcm::Weakening::NoSourceWait),
-            Some(other) => {
-                return Err(Error::Env {
+            Some(other) => Some(mcm::Weakening::parse(other).ok_or_else(|| {
+                let names: Vec<&str> = mcm::Weakening::ALL.iter().map(|w| w.name()).collect();
+                Error::Env {
                     var: "PGAS_MCM_WEAKEN",
                     value: other.to_string(),
-                    reason: "test-only switch; expected none, no-forcing or no-source-wait".into(),
-                })
-            }
+                    reason: format!("test-only switch; expected none, {}", names.join(", ")),
+                }
+            })?),
         };
         Ok(Config {
+            amo_via_am,
             max_tx_contexts,
             weaken,
             num_workers,

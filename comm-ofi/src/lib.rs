@@ -6,8 +6,11 @@
 //! binds its worker threads to transmit contexts and calls the boundary hooks.
 //! The ordering policy (what to force visible when) comes from the `mcm` crate.
 
+pub mod am_seam;
 pub mod amo;
+pub mod atomics;
 pub mod comm;
+pub mod cpu_amo;
 pub mod ctx;
 pub mod env;
 pub mod error;
@@ -16,11 +19,11 @@ pub mod ofi;
 pub mod quirks;
 pub mod select;
 
+pub use am_seam::{AmLayer, AmPort, AmoReply, AmoRequest, PostponedAmo};
 pub use amo::{AmoKind, AmoOp, AmoType};
-pub use comm::{
-    note_postponed_amos, AmoFallback, Comm, GlobalAddr, Locale, NbHandle, ProviderInfo,
-};
-pub use ctx::{ProofRequest, VisibilityProver};
+pub use atomics::AmoRoute;
+pub use comm::{Comm, GlobalAddr, Locale, NbHandle, ProviderInfo};
+pub use ctx::ProofRequest;
 pub use env::Config;
 pub use error::{Error, OfiError, Result};
-pub use mcm::Mode;
+pub use mcm::{Mode, Weakening};

@@ -75,22 +75,39 @@ pub const MODE_ORDER: [Mode; 3] = [
     Mode::DeliveryComplete,
 ];
 
+/// The message orderings mode `mode` relies on (see `docs/mcm.md`): asked
+/// for in the hints, and required in what the provider grants, on the
+/// transmit and the receive side alike.
+pub fn required_order(mode: Mode) -> u64 {
+    sys::FI_ORDER_SAS
+        | match mode {
+            // RMA_WAW is kept (non-blocking PUTs exist); ATOMIC_RAW is not asked
+            // for because several providers do not offer it.
+            Mode::MessageOrderFence => sys::FI_ORDER_ATOMIC_WAW | sys::FI_ORDER_RMA_WAW,
+            Mode::MessageOrder => sys::FI_ORDER_RAW | sys::FI_ORDER_WAW | sys::FI_ORDER_SAW,
+            Mode::DeliveryComplete => 0,
+        }
+}
+
+/// The orderings `mode` needs that a provider's returned `tx`/`rx`
+/// `msg_order` lacks (0: all granted). A provider may answer hints with
+/// less than was asked; relying on an ordering it did not grant would be a
+/// silent hole, so such a candidate is refused.
+pub fn missing_order(mode: Mode, tx: u64, rx: u64) -> u64 {
+    required_order(mode) & !(tx & rx)
+}
+
 /// Builds the hints for one mode attempt.
 fn hints(mode: Mode, atomics: bool, provider: Option<&str>) -> Info {
     let mut h = Info::hints();
     let mut caps = BASE_CAPS;
-    let mut order = sys::FI_ORDER_SAS;
+    let order = required_order(mode);
     let mut op_flags = sys::FI_COMPLETION;
     match mode {
         Mode::MessageOrderFence => {
             caps |= sys::FI_ATOMIC | sys::FI_FENCE;
-            // RMA_WAW is kept (non-blocking PUTs exist); ATOMIC_RAW is not asked
-            // for because several providers do not offer it.
-            order |= sys::FI_ORDER_ATOMIC_WAW | sys::FI_ORDER_RMA_WAW;
         }
-        Mode::MessageOrder => {
-            order |= sys::FI_ORDER_RAW | sys::FI_ORDER_WAW | sys::FI_ORDER_SAW;
-        }
+        Mode::MessageOrder => {}
         Mode::DeliveryComplete => {
             op_flags |= sys::FI_DELIVERY_COMPLETE;
         }
@@ -127,6 +144,16 @@ pub fn provider_rank(prov: &str, single_host: bool) -> (u8, u8) {
 
 fn usable(c: &Candidate, req: &SelectRequest) -> bool {
     let prov = c.info.prov_name();
+    let missing = missing_order(c.mode, c.info.tx_msg_order(), c.info.rx_msg_order());
+    if missing != 0 {
+        tracing::debug!(
+            provider = %prov,
+            mode = %c.mode,
+            missing = %order_names(missing),
+            "refused: the provider did not grant every ordering the mode relies on"
+        );
+        return false;
+    }
     if c.atomics && crate::quirks::avoid_native_atomics(&prov) {
         return false;
     }
@@ -269,6 +296,14 @@ pub fn resolve(provider: &str, mode: Mode, atomics: bool, domain: &str) -> Resul
         .ok_or_else(|| {
             Error::NoProvider(format!("provider {provider} not offered on this locale"))
         })?;
+    let missing = missing_order(mode, info.tx_msg_order(), info.rx_msg_order());
+    if missing != 0 {
+        return Err(Error::NoProvider(format!(
+            "locale 0 chose provider {provider} in mode {mode}, but here it does not grant the \
+             ordering {} that the mode relies on",
+            order_names(missing)
+        )));
+    }
     Ok(Selection {
         info,
         mode,
@@ -341,7 +376,76 @@ fn explain_failure(req: &SelectRequest) -> Error {
     }
 }
 
-/// One-line description of the ordering a selection got, for verbose output.
+/// The orderings a selection was granted, for the verbose line:
+/// `tx RAW|WAW|SAW|SAS, rx ...` (one list when both sides agree).
 pub fn describe_order(info: &Info) -> String {
-    order_names(info.tx_msg_order())
+    let (tx, rx) = (info.tx_msg_order(), info.rx_msg_order());
+    let name = |b: u64| {
+        let n = order_names(b);
+        if n.is_empty() {
+            "none".to_string()
+        } else {
+            n
+        }
+    };
+    if tx == rx {
+        name(tx)
+    } else {
+        format!("tx {}, rx {}", name(tx), name(rx))
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_requires_what_it_relies_on() {
+        let mo = required_order(Mode::MessageOrder);
+        for b in [
+            sys::FI_ORDER_RAW,
+            sys::FI_ORDER_WAW,
+            sys::FI_ORDER_SAW,
+            sys::FI_ORDER_SAS,
+        ] {
+            assert_eq!(mo & b, b);
+        }
+        let f = required_order(Mode::MessageOrderFence);
+        for b in [
+            sys::FI_ORDER_RMA_WAW,
+            sys::FI_ORDER_ATOMIC_WAW,
+            sys::FI_ORDER_SAS,
+        ] {
+            assert_eq!(f & b, b);
+        }
+        assert_eq!(required_order(Mode::DeliveryComplete), sys::FI_ORDER_SAS);
+    }
+
+    #[test]
+    fn a_grant_short_of_the_mode_is_refused_on_either_side() {
+        let mo = required_order(Mode::MessageOrder);
+        assert_eq!(missing_order(Mode::MessageOrder, mo, mo), 0);
+        // More than asked is fine.
+        let more = mo | sys::FI_ORDER_ATOMIC_RAW;
+        assert_eq!(missing_order(Mode::MessageOrder, more, more), 0);
+        // RAW missing on the receive side only.
+        let rx = mo & !sys::FI_ORDER_RAW;
+        assert_eq!(missing_order(Mode::MessageOrder, mo, rx), sys::FI_ORDER_RAW);
+        assert_eq!(
+            order_names(missing_order(Mode::MessageOrder, mo, rx)),
+            "RAW"
+        );
+        // SAW missing on the transmit side.
+        let tx = mo & !sys::FI_ORDER_SAW;
+        assert_eq!(missing_order(Mode::MessageOrder, tx, mo), sys::FI_ORDER_SAW);
+        // Delivery-complete needs only SAS.
+        assert_eq!(
+            missing_order(Mode::DeliveryComplete, sys::FI_ORDER_SAS, sys::FI_ORDER_SAS),
+            0
+        );
+        assert_eq!(
+            missing_order(Mode::DeliveryComplete, 0, sys::FI_ORDER_SAS),
+            sys::FI_ORDER_SAS
+        );
+    }
 }

@@ -225,10 +225,19 @@ impl Iterator for WordUnion<'_> {
 /// [`Transport::post_prove_amo_visible`](crate::Transport::post_prove_amo_visible)).
 /// In delivery-complete mode `put` holds targets of non-blocking PUTs not yet
 /// known to be delivered.
+///
+/// A third set, `read`, is not about stores: it holds the targets of
+/// non-blocking GETs that may still be in flight. No mode asks the provider
+/// for write-after-read ordering, so a later PUT, writing AMO or AM send to
+/// such a target could overtake the GET and let it read the newer value; the
+/// policy *settles* (waits out) those GETs first (see `docs/mcm.md`, "Non-
+/// blocking GET then PUT"). It is kept here because it lives and dies with
+/// the same transmit context.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DanglingStores {
     put: LocaleSet,
     amo: LocaleSet,
+    read: LocaleSet,
 }
 
 impl DanglingStores {
@@ -237,6 +246,7 @@ impl DanglingStores {
         DanglingStores {
             put: LocaleSet::new(num_locales),
             amo: LocaleSet::new(num_locales),
+            read: LocaleSet::new(num_locales),
         }
     }
 
@@ -301,10 +311,32 @@ impl DanglingStores {
         self.clear_amo(target);
     }
 
-    /// Forgets everything, touching only non-zero words.
+    /// Forgets every dangling store, touching only non-zero words. (Pending
+    /// reads are kept: see [`clear_reads`](Self::clear_reads).)
     pub fn clear_all(&mut self) {
         self.put.clear();
         self.amo.clear();
+    }
+
+    /// Records a non-blocking GET from `target` that may still be in flight.
+    pub fn mark_read(&mut self, target: Locale) {
+        self.read.insert(target);
+    }
+
+    /// Whether a non-blocking GET from `target` may still be in flight.
+    pub fn read_pending(&self, target: Locale) -> bool {
+        self.read.contains(target)
+    }
+
+    /// Whether any non-blocking GET may still be in flight (O(1)).
+    pub fn reads_pending(&self) -> bool {
+        !self.read.is_empty()
+    }
+
+    /// Forgets every pending read (the context has waited for everything it
+    /// posted).
+    pub fn clear_reads(&mut self) {
+        self.read.clear();
     }
 
     /// Every target with something dangling (PUT or AMO), ascending, walking

@@ -16,6 +16,12 @@ use crate::{Locale, OpFlags, Transport};
 pub(crate) const NO_FORCING: u8 = 1;
 /// Weakening bit: a blocking PUT returns without waiting for local completion.
 pub(crate) const NO_SOURCE_WAIT: u8 = 2;
+/// Weakening bit: message-order forces before a *writing* AMO only (the
+/// behaviour before the store-buffering hole was closed).
+pub(crate) const READ_AMO_NO_FORCE: u8 = 4;
+/// Weakening bit: non-blocking GETs are not settled before a later write to
+/// their target (write-after-read left to the provider, which orders nothing).
+pub(crate) const WAR_UNSETTLED: u8 = 8;
 
 /// Whether implementors built with weakening bits `w` force visibility.
 pub(crate) const fn forcing(w: u8) -> bool {
@@ -26,6 +32,40 @@ pub(crate) const fn forcing(w: u8) -> bool {
 /// have read its source.
 pub(crate) const fn waits_for_source(w: u8) -> bool {
     w & NO_SOURCE_WAIT == 0
+}
+
+/// Whether an AMO that only reads forces earlier stores visible (message-order).
+pub(crate) const fn read_amo_forces(w: u8) -> bool {
+    forcing(w) && w & READ_AMO_NO_FORCE == 0
+}
+
+/// Whether later writes wait out a pending non-blocking GET to their target.
+pub(crate) const fn settles_reads(w: u8) -> bool {
+    w & WAR_UNSETTLED == 0
+}
+
+/// Write-after-read: a non-blocking GET reads, as far as any data-race-free
+/// program can tell, at its issue point. So before a PUT to `target`
+/// (`Some`) the GETs that may still be reading there are waited out, and
+/// before anything that may let *another* task write (`None`: a writing
+/// atomic, an AM send, a boundary) every pending GET is. One
+/// [`Transport::wait_all`], which completes every GET posted so far, so all
+/// marks go.
+pub(crate) fn settle_reads<T: Transport, const W: u8>(
+    tx: &mut T,
+    target: Option<Locale>,
+) -> Result<(), T::Error> {
+    if !settles_reads(W) || !tx.dangling().reads_pending() {
+        return Ok(());
+    }
+    if let Some(t) = target {
+        if !tx.dangling().read_pending(t) {
+            return Ok(());
+        }
+    }
+    tx.wait_all()?;
+    tx.dangling().clear_reads();
+    Ok(())
 }
 
 /// Which dangling targets a pipelined force covers.
@@ -96,6 +136,18 @@ fn post_forcing_ops<T: Transport>(
         tx.wait_all()?;
     }
     Ok(())
+}
+
+/// [`pipelined`] over every target, then (a boundary) every pending
+/// non-blocking GET waited out too.
+pub(crate) fn boundary<T: Transport, const W: u8>(
+    tx: &mut T,
+    flags: OpFlags,
+) -> Result<(), T::Error> {
+    if forcing(W) {
+        pipelined(tx, Scope::All, flags)?;
+    }
+    settle_reads::<T, W>(tx, None)
 }
 
 /// Makes the dangling stores of `target` alone visible (a proof if an AMO

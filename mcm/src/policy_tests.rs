@@ -3,6 +3,7 @@
 
 use crate::{
     AmoKind, Binding, Blocking, DanglingStores, Locale, Mode, OpFlags, Selector, Transport,
+    Weakening,
 };
 
 const NONE: OpFlags = OpFlags::NONE;
@@ -166,13 +167,92 @@ fn order_writing_amo_forces_every_target_first_including_its_own() {
 }
 
 #[test]
-fn order_read_amo_forces_nothing() {
+fn order_read_amo_forces_every_target_first() {
+    // Store buffering with the atomics on two locales: the read of y@4 must
+    // not overtake the write to x@1.
     let s = sel(Mode::MessageOrder);
+    let mut tx = bound();
+    tx.dangling.mark_amo(1);
+    s.amo(&mut tx, 4, (), AmoKind::Read).unwrap();
+    assert_eq!(tx.take(), [Prove(1, NONE), WaitAll, Amo(4, NONE), WaitAll]);
+    assert!(tx.dangling.is_empty());
+}
+
+#[test]
+fn order_read_amo_forces_nothing_when_weakened() {
+    let s = Selector::<Recorder>::weakened(Mode::MessageOrder, Some(Weakening::ReadAmoNoForce));
     let mut tx = bound();
     tx.dangling.mark_put(1);
     s.amo(&mut tx, 4, (), AmoKind::Read).unwrap();
     assert_eq!(tx.take(), [Amo(4, NONE), WaitAll]);
     assert!(tx.dangling.put_dangles(1));
+}
+
+#[test]
+fn nonblocking_get_is_settled_before_a_write_to_its_target_in_every_mode() {
+    for mode in Mode::PREFERENCE {
+        let s = sel(mode);
+        let fl = if mode == Mode::DeliveryComplete {
+            DC
+        } else {
+            NONE
+        };
+        // GET nb from 3, then a PUT to 5 (another target): nothing to settle.
+        let mut tx = bound();
+        s.get(&mut tx, 3, (), Blocking::No).unwrap();
+        s.put(&mut tx, 5, (), Blocking::No).unwrap();
+        assert_eq!(tx.take(), [Get(3, fl), Put(5, fl)], "{mode}");
+        assert!(tx.dangling.read_pending(3));
+        // A PUT to 3: the GET is waited out first.
+        s.put(&mut tx, 3, (), Blocking::No).unwrap();
+        let ev = tx.take();
+        assert_eq!(ev.first(), Some(&WaitAll), "{mode}: {ev:?}");
+        assert!(!tx.dangling.reads_pending(), "{mode}");
+        // A writing AMO and a send settle too; a reading AMO need not.
+        for (what, kind) in [("update", Some(AmoKind::Update)), ("send", None)] {
+            let mut tx = bound();
+            s.get(&mut tx, 3, (), Blocking::No).unwrap();
+            tx.take();
+            match kind {
+                Some(k) => s.amo(&mut tx, 3, (), k).unwrap(),
+                None => s.send(&mut tx, 3, ()).unwrap(),
+            }
+            assert_eq!(tx.take().first(), Some(&WaitAll), "{mode} {what}");
+            assert!(!tx.dangling.reads_pending(), "{mode} {what}");
+        }
+        // A boundary settles every pending GET.
+        let mut tx = bound();
+        s.get(&mut tx, 3, (), Blocking::No).unwrap();
+        tx.take();
+        s.force_visible(&mut tx).unwrap();
+        assert_eq!(tx.take(), [WaitAll], "{mode}");
+        assert!(!tx.dangling.reads_pending(), "{mode}");
+        // Weakened: the PUT goes at once and the mark stays.
+        let w = Selector::<Recorder>::weakened(mode, Some(Weakening::WarUnsettled));
+        let mut tx = bound();
+        w.get(&mut tx, 3, (), Blocking::No).unwrap();
+        w.put(&mut tx, 3, (), Blocking::No).unwrap();
+        assert_eq!(tx.take(), [Get(3, fl), Put(3, fl)], "{mode} weakened");
+    }
+}
+
+#[test]
+fn weakening_spellings_round_trip() {
+    for w in Weakening::ALL {
+        assert_eq!(Weakening::parse(w.name()), Some(w));
+        assert_eq!(Weakening::parse(&format!(" {} ", w.name())), Some(w));
+    }
+    assert_eq!(Weakening::parse("no-forcin"), None);
+    // A weakening of the generic layers leaves the policy as it is.
+    let s = Selector::<Recorder>::weakened(Mode::MessageOrder, Some(Weakening::LocalAmoNoForce));
+    assert!(s.is_weakened(Weakening::LocalAmoNoForce));
+    let mut tx = bound();
+    tx.dangling.mark_put(1);
+    s.amo(&mut tx, 4, (), AmoKind::Read).unwrap();
+    assert_eq!(
+        tx.take(),
+        [OrderGet(1, NONE), WaitAll, Amo(4, NONE), WaitAll]
+    );
 }
 
 #[test]

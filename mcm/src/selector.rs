@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::force::{NO_FORCING, NO_SOURCE_WAIT};
+use crate::force::{NO_FORCING, NO_SOURCE_WAIT, READ_AMO_NO_FORCE, WAR_UNSETTLED};
 use crate::mode::{dc, fence, order};
 use crate::{AmoKind, Blocking, Locale, Mode, Transport};
 
@@ -33,7 +33,15 @@ pub type ForceVisibleFn<T> = fn(&mut T) -> Result<(), <T as Transport>::Error>;
 /// handed to another holder (nothing on a bound one).
 pub type ReleaseFn<T> = fn(&mut T) -> Result<(), <T as Transport>::Error>;
 
-/// A deliberate hole in the policy, for negative controls only.
+/// A deliberate hole in the memory model, for negative controls only: each
+/// re-opens one hole that a fix closed (or that forcing closes), so that the
+/// litmus suites can show they would catch it. Spelled as in
+/// `PGAS_MCM_WEAKEN` ([`Weakening::name`], [`Weakening::parse`]).
+///
+/// The first four are holes in this crate's policy (the selector built with
+/// them behaves differently); the others are holes in the generic layers
+/// above it (comm-ofi, amhandler), which read them from the selector's
+/// [`Selector::weakening`] and re-open their own pre-fix behaviour.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Weakening {
@@ -45,6 +53,65 @@ pub enum Weakening {
     /// A blocking PUT returns without waiting for local completion, so the
     /// caller may overwrite the source before the NIC has read it.
     NoSourceWait,
+    /// message-order: an AMO that only reads forces nothing (store buffering
+    /// with the atomics on two locales is then possible).
+    ReadAmoNoForce,
+    /// A non-blocking GET is not settled before a later PUT, writing AMO or
+    /// AM send to its target (write-after-read).
+    WarUnsettled,
+    /// Generic layer: an atomic whose word is on the caller's own locale and
+    /// goes by CPU atomics skips forcing the caller's earlier stores and
+    /// settling its postponed AMOs.
+    LocalAmoNoForce,
+    /// Generic layer: a non-blocking on-statement to the caller's own locale
+    /// spawns its body without the task-create boundary.
+    LocalNbOnNoTaskCreate,
+    /// Generic layer: non-fetching AMOs via AM are postponed on unbound
+    /// threads too (two of them may then leave on different contexts).
+    PostponeUnbound,
+}
+
+impl Weakening {
+    /// Every weakening, in the order of the list above.
+    pub const ALL: [Weakening; 7] = [
+        Weakening::NoForcing,
+        Weakening::NoSourceWait,
+        Weakening::ReadAmoNoForce,
+        Weakening::WarUnsettled,
+        Weakening::LocalAmoNoForce,
+        Weakening::LocalNbOnNoTaskCreate,
+        Weakening::PostponeUnbound,
+    ];
+
+    /// The `PGAS_MCM_WEAKEN` spelling.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Weakening::NoForcing => "no-forcing",
+            Weakening::NoSourceWait => "no-source-wait",
+            Weakening::ReadAmoNoForce => "read-amo-no-force",
+            Weakening::WarUnsettled => "war-unsettled",
+            Weakening::LocalAmoNoForce => "local-amo-no-force",
+            Weakening::LocalNbOnNoTaskCreate => "local-nb-on-no-task-create",
+            Weakening::PostponeUnbound => "postpone-unbound",
+        }
+    }
+
+    /// The weakening spelled `s` (surrounding space ignored), if any.
+    pub fn parse(s: &str) -> Option<Weakening> {
+        let s = s.trim();
+        Weakening::ALL.into_iter().find(|w| w.name() == s)
+    }
+
+    /// The policy's weakening bits (0 for a hole of the generic layers).
+    const fn bits(self) -> u8 {
+        match self {
+            Weakening::NoForcing => NO_FORCING,
+            Weakening::NoSourceWait => NO_SOURCE_WAIT,
+            Weakening::ReadAmoNoForce => READ_AMO_NO_FORCE,
+            Weakening::WarUnsettled => WAR_UNSETTLED,
+            _ => 0,
+        }
+    }
 }
 
 /// The implementors of one MCM mode, for transports of type `T`.
@@ -92,14 +159,27 @@ impl<T: Transport> Selector<T> {
     }
 
     /// **TEST-ONLY**: [`for_mode`](Self::for_mode) if `weakening` is `None`,
-    /// else the matching weakened table.
+    /// else the matching weakened table. A weakening of the generic layers
+    /// gives the normal policy, remembered in [`weakening`](Self::weakening)
+    /// for those layers to consult.
     #[doc(hidden)]
     pub fn weakened(mode: Mode, weakening: Option<Weakening>) -> Self {
-        match weakening {
+        match weakening.map(Weakening::bits) {
             None => Self::for_mode(mode),
-            Some(Weakening::NoForcing) => Self::for_mode_without_forcing(mode),
-            Some(Weakening::NoSourceWait) => Self::for_mode_without_source_wait(mode),
+            Some(NO_FORCING) => Self::for_mode_without_forcing(mode),
+            Some(NO_SOURCE_WAIT) => Self::for_mode_without_source_wait(mode),
+            Some(READ_AMO_NO_FORCE) => Self::build::<READ_AMO_NO_FORCE>(mode, weakening),
+            Some(WAR_UNSETTLED) => Self::build::<WAR_UNSETTLED>(mode, weakening),
+            Some(_) => Self::build::<0>(mode, weakening),
         }
+    }
+
+    /// Whether the generic layers must re-open hole `w` (test-only; always
+    /// false in a real run).
+    #[doc(hidden)]
+    #[inline]
+    pub fn is_weakened(&self, w: Weakening) -> bool {
+        self.weakening == Some(w)
     }
 
     fn build<const W: u8>(mode: Mode, weakening: Option<Weakening>) -> Self {

@@ -22,7 +22,7 @@ use mcm::{Mode, Selector};
 /// The preemption bound unless `LOOM_MAX_PREEMPTIONS` sets one.
 fn default_preemption_bound(test: LitmusTest) -> usize {
     match test {
-        LitmusTest::TaskEnd => 3,
+        LitmusTest::TaskEnd | LitmusTest::SbAtomicSplit => 3,
         _ => 5,
     }
 }
@@ -101,7 +101,8 @@ macro_rules! litmus_tests {
                 mp_atomic: MpAtomic, mp_atomic_split: MpAtomicSplit, mp_am: MpAm,
                 mp_am_split: MpAmSplit, mp_am_nb: MpAmNb, task_end: TaskEnd,
                 task_end_amo: TaskEndAmo, task_create: TaskCreate,
-                task_create_nb: TaskCreateNb);
+                task_create_nb: TaskCreateNb, sb_atomic_split: SbAtomicSplit,
+                war_nb: WarNb, mp_unbound: MpUnbound);
         }
     )*};
     (@tests $($name:ident: $test:ident),*) => {

@@ -69,14 +69,12 @@ fn run(rt: &'static Runtime, block: usize, steps: usize) -> runtime_shim::Result
     let mut next = cur.clone();
     for _ in 0..steps {
         // Halo exchange: my edge cells into the neighbours' halos.
-        let first = [cur[1]];
-        let last = [cur[block]];
         let mut hs = Vec::with_capacity(2);
         if me > 0 {
-            hs.push(rt.put_nb(a.at(me as u32 - 1)?.add(block + 1), &first)?);
+            hs.push(rt.put_nb(a.at(me as u32 - 1)?.add(block + 1), vec![cur[1]])?);
         }
         if me + 1 < n {
-            hs.push(rt.put_nb(a.at(me as u32 + 1)?, &last)?);
+            hs.push(rt.put_nb(a.at(me as u32 + 1)?, vec![cur[block]])?);
         }
         for h in hs {
             h.wait()?;

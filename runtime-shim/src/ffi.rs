@@ -17,7 +17,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 use crate::error::{code, Error, Result};
-use crate::runtime::{AtomicOp, Builder, NbHandle, OnCtx, Runtime};
+use crate::runtime::{AtomicOp, Builder, OnCtx, Pending as _, RawNb, Runtime};
 use crate::tasking::TaskHandle;
 use crate::GlobalPtr;
 use comm_ofi::{AmoType, GlobalAddr, Locale};
@@ -43,8 +43,13 @@ pub struct PgasOnCtx {
 }
 
 /// A non-blocking operation in flight (`pgas_handle_t`, opaque in C).
-#[derive(Debug)]
-pub struct PgasHandle(NbHandle<'static>);
+pub struct PgasHandle(RawNb<'static>);
+
+impl std::fmt::Debug for PgasHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PgasHandle").field(&self.0 .0).finish()
+    }
+}
 
 /// A task that can be waited for (`pgas_task_t`, opaque in C).
 #[derive(Debug)]
@@ -487,9 +492,12 @@ pub unsafe extern "C" fn pgas_put_nb(
         let to = remote(rt, locale, raddr)?;
         non_null(src, "src")?;
         length(rt, len, "PUT")?;
+        rt.check_open()?;
         // SAFETY: src stays readable until the handle completes (header contract).
         let s: &'static [u8] = unsafe { bytes(src, len) };
-        let h = rt.put_nb(GlobalPtr::<u8>::from_addr(to), s)?;
+        // SAFETY: the C caller keeps src unchanged until pgas_wait /
+        // pgas_wait_any released the handle (header contract).
+        let h = RawNb(unsafe { rt.comm().put_nb(to, s)? });
         // SAFETY: handle is a non-null pointer to a handle slot.
         unsafe { *handle = Box::into_raw(Box::new(PgasHandle(h))) };
         Ok(())
@@ -511,9 +519,12 @@ pub unsafe extern "C" fn pgas_get_nb(
         let from = remote(rt, locale, raddr)?;
         non_null(dst, "dst")?;
         length(rt, len, "GET")?;
+        rt.check_open()?;
         // SAFETY: dst stays writable and untouched until the handle completes.
         let d: &'static mut [u8] = unsafe { bytes_mut(dst, len) };
-        let h = rt.get_nb(d, GlobalPtr::<u8>::from_addr(from))?;
+        // SAFETY: the C caller leaves dst alone until pgas_wait /
+        // pgas_wait_any released the handle (header contract).
+        let h = RawNb(unsafe { rt.comm().get_nb(d, from)? });
         // SAFETY: as in pgas_put_nb.
         unsafe { *handle = Box::into_raw(Box::new(PgasHandle(h))) };
         Ok(())
@@ -543,7 +554,7 @@ pub unsafe extern "C" fn pgas_wait(handle: *mut PgasHandle) -> c_int {
         non_null(handle, "handle")?;
         // SAFETY: a live handle, given back to us for good (header contract).
         let h = unsafe { Box::from_raw(handle) };
-        h.0.wait()
+        Ok(h.0 .0.wait()?)
     })
 }
 
@@ -595,7 +606,7 @@ pub unsafe extern "C" fn pgas_wait_any(
         hs[i] = std::ptr::null_mut();
         // SAFETY: index is a non-null size_t pointer.
         unsafe { *index = i };
-        h.0.wait()
+        Ok(h.0 .0.wait()?)
     })
 }
 

@@ -46,6 +46,6 @@ pub use error::{Error, Result};
 pub use pod::{Atom, AtomInt, Pod};
 pub use ptr::{Dist, GlobalPtr};
 pub use runtime::{
-    init, AtomicOp, AtomicRef, Builder, NbHandle, OnCtx, Runtime, Scope, ShimConfig,
+    init, AtomicOp, AtomicRef, Builder, NbGet, NbPut, OnCtx, Pending, Runtime, Scope, ShimConfig,
 };
 pub use tasking::{Group, PoolStats, TaskHandle};

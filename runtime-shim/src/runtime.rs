@@ -27,12 +27,6 @@ static INIT: parking_lot::Mutex<bool> = parking_lot::Mutex::new(false);
 /// Name of the internal body that applies a batch of atomics (unordered AMOs
 /// on types the provider does not do natively).
 const AMO_BATCH: &str = "pgas-shim.amo-batch";
-/// Whether native atomics are always issued in their fetching form (the
-/// result of a non-fetching one dropped). Was an interim workaround while
-/// comm-ofi did not prove native non-fetching AMOs visible at boundaries; it
-/// now does (a no-op AM on the issuing context, docs/mcm.md), so this is off
-/// and kept only as a switch for comparisons.
-pub const NATIVE_AS_FETCHING: bool = false;
 /// Non-blocking operations a strided transfer keeps in flight.
 const STRIDED_WINDOW: usize = 64;
 
@@ -204,8 +198,6 @@ impl Builder {
                 return Err(e.into());
             }
         };
-        let via_am = am.config().amo_via_am;
-        let native = AmoType::ALL.map(|ty| !via_am && all_native(&comm, ty));
         let rt = Runtime {
             comm,
             am,
@@ -213,7 +205,6 @@ impl Builder {
             coll,
             cfg,
             cores,
-            native,
             amo_batch,
             detached: Group::new(),
             finalizing: AtomicBool::new(false),
@@ -235,17 +226,6 @@ impl Builder {
 /// (collective). See [`Builder`] to register some.
 pub fn init() -> Result<&'static Runtime> {
     Builder::new().init()
-}
-
-/// Whether every op of `ty` is native: the original's rule (native for a
-/// type only if every op it needs is), so that all atomics on one word go
-/// the same way (a NIC atomic and a CPU atomic on one word are not atomic
-/// with respect to each other).
-fn all_native(comm: &Comm, ty: AmoType) -> bool {
-    AmoOp::ALL
-        .iter()
-        .filter(|op| amhandler::cpu_amo::valid(ty, **op))
-        .all(|&op| comm.amo_is_native(ty, op, true) && comm.amo_is_native(ty, op, false))
 }
 
 fn hostname() -> String {
@@ -302,7 +282,7 @@ fn amo_batch_body(ctx: &amhandler::Ctx<'_>, args: &[u8]) -> Vec<u8> {
         // apply checks alignment and the (type, op) pair; words targeted by
         // atomics are only accessed atomically (the API contract), and this
         // type's atomics all go through the AM path (`Runtime::amo_native`).
-        if let Err(msg) = unsafe { amhandler::cpu_amo::apply(addr, ty, op, operand, 0, false) } {
+        if let Err(msg) = unsafe { comm_ofi::cpu_amo::apply(addr, ty, op, operand, 0, false) } {
             panic!("{msg}");
         }
     }
@@ -339,6 +319,13 @@ impl Hooks for CommHooks {
     fn after_job(&self) {
         if let Err(e) = flush_here() {
             tracing::error!("unordered operations of an on-statement failed: {e}");
+        }
+    }
+    fn idle_progress(&self) {
+        if let Err(e) = self.comm.progress() {
+            // A failed completion on our own context: the operation's waiter
+            // has returned already (an injected one has none), so say it here.
+            tracing::error!("a communication operation of this thread failed: {e}");
         }
     }
 }
@@ -424,24 +411,104 @@ fn negate_bits(ty: AmoType, bits: u64) -> u64 {
     }
 }
 
-/// A non-blocking PUT or GET in flight. The buffer it borrows may not be
-/// touched until [`NbHandle::wait`] (or a [`NbHandle::test`] that returned
-/// `true`, or [`Runtime::wait_any`]) says it completed.
-#[derive(Debug)]
-#[must_use = "a non-blocking operation must be waited for before its buffer is reused"]
-pub struct NbHandle<'a> {
-    inner: comm_ofi::NbHandle<'a>,
+/// A non-blocking operation in flight that can be tested and waited for
+/// ([`NbPut`], [`NbGet`], and the C ABI's raw handle).
+pub trait Pending {
+    /// Whether the operation has completed (drives progress).
+    fn test(&mut self) -> Result<bool>;
 }
 
-impl NbHandle<'_> {
-    /// Whether the operation has completed (drives progress).
+impl<P: Pending + ?Sized> Pending for &mut P {
+    fn test(&mut self) -> Result<bool> {
+        (**self).test()
+    }
+}
+
+/// A non-blocking PUT in flight. It owns its source buffer and hands it back
+/// from [`NbPut::wait`]; dropping it waits. Leaking it (`mem::forget`) leaks
+/// the buffer too, so the network never reads freed memory: the API is safe.
+/// Not `Send`: it belongs to the creating thread's transmit context.
+#[must_use = "a non-blocking PUT is only known complete once waited for"]
+pub struct NbPut<'a, T: Pod> {
+    // Field order is drop order: the handle waits before the buffer goes.
+    handle: comm_ofi::NbHandle<'a>,
+    buf: Vec<T>,
+}
+
+impl<T: Pod> std::fmt::Debug for NbPut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NbPut")
+            .field("handle", &self.handle)
+            .field("len", &self.buf.len())
+            .finish()
+    }
+}
+
+impl<T: Pod> NbPut<'_, T> {
+    /// Whether the PUT has completed (its source may be reused).
     pub fn test(&mut self) -> Result<bool> {
-        Ok(self.inner.test()?)
+        Ok(self.handle.test()?)
     }
 
-    /// Waits for the operation to complete.
-    pub fn wait(self) -> Result<()> {
-        Ok(self.inner.wait()?)
+    /// Waits for the PUT and returns its source buffer.
+    pub fn wait(self) -> Result<Vec<T>> {
+        let NbPut { handle, buf } = self;
+        handle.wait()?;
+        Ok(buf)
+    }
+}
+
+impl<T: Pod> Pending for NbPut<'_, T> {
+    fn test(&mut self) -> Result<bool> {
+        NbPut::test(self)
+    }
+}
+
+/// A non-blocking GET in flight, owning its destination buffer, which
+/// [`NbGet::wait`] returns filled. Dropping it waits; leaking it leaks the
+/// buffer (safe). Not `Send`, like [`NbPut`].
+#[must_use = "the data of a non-blocking GET is only there once waited for"]
+pub struct NbGet<'a, T: Pod> {
+    handle: comm_ofi::NbHandle<'a>,
+    buf: Vec<T>,
+}
+
+impl<T: Pod> std::fmt::Debug for NbGet<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NbGet")
+            .field("handle", &self.handle)
+            .field("len", &self.buf.len())
+            .finish()
+    }
+}
+
+impl<T: Pod> NbGet<'_, T> {
+    /// Whether the GET has completed.
+    pub fn test(&mut self) -> Result<bool> {
+        Ok(self.handle.test()?)
+    }
+
+    /// Waits for the GET and returns the filled buffer.
+    pub fn wait(self) -> Result<Vec<T>> {
+        let NbGet { handle, buf } = self;
+        handle.wait()?;
+        Ok(buf)
+    }
+}
+
+impl<T: Pod> Pending for NbGet<'_, T> {
+    fn test(&mut self) -> Result<bool> {
+        NbGet::test(self)
+    }
+}
+
+/// The C ABI's handle: a non-blocking operation on a buffer the C caller
+/// owns (the header states the contract a leak would break).
+pub(crate) struct RawNb<'a>(pub(crate) comm_ofi::NbHandle<'a>);
+
+impl Pending for RawNb<'_> {
+    fn test(&mut self) -> Result<bool> {
+        Ok(self.0.test()?)
     }
 }
 
@@ -600,7 +667,6 @@ pub struct Runtime {
     coll: Collectives,
     cfg: ShimConfig,
     cores: Option<Vec<usize>>,
-    native: [bool; 10],
     amo_batch: FnId,
     detached: Group,
     finalizing: AtomicBool,
@@ -671,10 +737,11 @@ impl Runtime {
     pub fn config(&self) -> &ShimConfig {
         &self.cfg
     }
-    /// Whether atomics on `ty` are done natively by the provider (else
-    /// through active messages: all ops of a type go one way).
+    /// Whether atomics on `ty` are done natively by the provider (else by
+    /// CPU atomics at the word's owner: all ops of a type go one way, fixed
+    /// by the comm layer at start-up).
     pub fn amo_native(&self, ty: AmoType) -> bool {
-        self.native[ty.index_in_all()]
+        self.comm.amo_route(ty) == comm_ofi::AmoRoute::Native
     }
     /// The comm layer underneath.
     pub fn comm(&self) -> &Arc<Comm> {
@@ -838,29 +905,50 @@ impl Runtime {
         Ok(v[0])
     }
 
-    /// Non-blocking PUT.
-    pub fn put_nb<'a, T: Pod>(&'a self, dst: GlobalPtr<T>, src: &'a [T]) -> Result<NbHandle<'a>> {
+    /// Non-blocking PUT of `src` (moved in; handed back by [`NbPut::wait`]).
+    /// The PUT is ordered like a blocking one of the same task; it is
+    /// complete by the task's next boundary at the latest.
+    pub fn put_nb<T: Pod>(&self, dst: GlobalPtr<T>, src: Vec<T>) -> Result<NbPut<'_, T>> {
         self.check_open()?;
-        Ok(NbHandle {
-            inner: self.comm.put_nb(dst.global_addr(), as_bytes(src))?,
-        })
+        let bytes: &[u8] = as_bytes(&src);
+        // SAFETY: the slice is the heap buffer of `src`, which moves into the
+        // returned NbPut next to the handle and is dropped only after it (the
+        // handle waits in its Drop); if the NbPut is leaked, so is the
+        // buffer, which then stays valid forever. Moving the Vec does not
+        // move its heap buffer.
+        let bytes: &'static [u8] =
+            unsafe { std::slice::from_raw_parts(bytes.as_ptr(), bytes.len()) };
+        // SAFETY: the handle is never leaked without the buffer (above).
+        let handle = unsafe { self.comm.put_nb(dst.global_addr(), bytes)? };
+        Ok(NbPut { handle, buf: src })
     }
 
-    /// Non-blocking GET.
-    pub fn get_nb<'a, T: Pod>(
-        &'a self,
-        dst: &'a mut [T],
-        src: GlobalPtr<T>,
-    ) -> Result<NbHandle<'a>> {
+    /// Non-blocking GET of `len` elements at `src` into a new buffer, handed
+    /// over filled by [`NbGet::wait`].
+    pub fn get_nb<T: Pod>(&self, src: GlobalPtr<T>, len: usize) -> Result<NbGet<'_, T>> {
+        let buf = (0..len).map(|_| T::from_zero()).collect();
+        self.get_nb_into(buf, src)
+    }
+
+    /// Non-blocking GET into `buf` (moved in, all of it filled), to reuse a
+    /// buffer; see [`Runtime::get_nb`]. The read is ordered before every
+    /// later PUT, atomic or on-statement of the task to `src`'s locale.
+    pub fn get_nb_into<T: Pod>(&self, mut buf: Vec<T>, src: GlobalPtr<T>) -> Result<NbGet<'_, T>> {
         self.check_open()?;
-        Ok(NbHandle {
-            inner: self.comm.get_nb(as_bytes_mut(dst), src.global_addr())?,
-        })
+        let bytes = as_bytes_mut(&mut buf);
+        // SAFETY: as in put_nb: the buffer lives in the NbGet beside the
+        // handle, dropped after it, leaked with it.
+        let bytes: &'static mut [u8] =
+            unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr(), bytes.len()) };
+        // SAFETY: the handle is never leaked without the buffer (above).
+        let handle = unsafe { self.comm.get_nb(bytes, src.global_addr())? };
+        Ok(NbGet { handle, buf })
     }
 
     /// Waits until one of `handles` has completed and returns its index (the
     /// caller removes it and may `wait` it, which then returns at once).
-    pub fn wait_any(&self, handles: &mut [NbHandle<'_>]) -> Result<usize> {
+    /// Mix kinds with `&mut dyn Pending` elements.
+    pub fn wait_any<H: Pending>(&self, handles: &mut [H]) -> Result<usize> {
         if handles.is_empty() {
             return Err(Error::InvalidLength {
                 what: "wait_any handle list",
@@ -920,7 +1008,9 @@ impl Runtime {
                 h.wait()?;
             }
             let to = dst.global_addr().offset(r);
-            window.push_back(self.comm.put_nb(to, &bytes[l..l + plan.chunk])?);
+            // SAFETY: every handle of the window is waited for (or dropped,
+            // which waits) before this function returns; none is leaked.
+            window.push_back(unsafe { self.comm.put_nb(to, &bytes[l..l + plan.chunk])? });
         }
         for h in window {
             h.wait()?;
@@ -963,7 +1053,9 @@ impl Runtime {
                     let h: comm_ofi::NbHandle<'_> = window.pop_front().expect("full window");
                     h.wait()?;
                 }
-                window.push_back(self.comm.get_nb(piece, src.global_addr().offset(r))?);
+                // SAFETY: every handle is waited for or dropped (waits)
+                // before `stage` is read or freed; none is leaked.
+                window.push_back(unsafe { self.comm.get_nb(piece, src.global_addr().offset(r))? });
             }
             for h in window {
                 h.wait()?;
@@ -1078,7 +1170,7 @@ impl Runtime {
     ) -> Result<u64> {
         self.check_open()?;
         let (aop, fetch) = op.lower(fetch);
-        if !amhandler::cpu_amo::valid(ty, aop) {
+        if !comm_ofi::cpu_amo::valid(ty, aop) {
             return Err(Error::BadAtomic { ty, op: aop });
         }
         let operand = if op == AtomicOp::Sub {
@@ -1086,23 +1178,11 @@ impl Runtime {
         } else {
             operand
         };
-        if self.amo_native(ty) {
-            // See NATIVE_AS_FETCHING: a fetching native atomic has been
-            // applied at the target when it completes.
-            let old = self.comm.amo(
-                target,
-                ty,
-                aop,
-                operand,
-                compare,
-                fetch || NATIVE_AS_FETCHING,
-            )?;
-            Ok(if fetch { old } else { 0 })
-        } else {
-            Ok(self
-                .am
-                .amo_via_am(target, ty, aop, operand, compare, fetch)?)
-        }
+        // The comm layer owns routing and ordering (comm_ofi::atomics).
+        Ok(self
+            .comm
+            .amo(target, ty, aop, operand, compare, fetch)
+            .map(|old| if fetch { old } else { 0 })?)
     }
 
     /// An unordered (buffered, non-fetching) atomic on raw bits.
@@ -1120,7 +1200,7 @@ impl Runtime {
                 "{op:?} has no unordered form (add, sub, and, or, xor, min, max do)"
             )));
         }
-        if !amhandler::cpu_amo::valid(ty, aop) {
+        if !comm_ofi::cpu_amo::valid(ty, aop) {
             return Err(Error::BadAtomic { ty, op: aop });
         }
         self.check_locale(target.locale)?;
@@ -1304,26 +1384,13 @@ impl Runtime {
     }
 }
 
-trait FromZero {
+pub(crate) trait FromZero {
     fn from_zero() -> Self;
 }
 
 impl<T: Pod> FromZero for T {
     fn from_zero() -> T {
         crate::pod::from_bytes(&vec![0u8; std::mem::size_of::<T>()]).expect("enough bytes")
-    }
-}
-
-trait IndexInAll {
-    fn index_in_all(self) -> usize;
-}
-
-impl IndexInAll for AmoType {
-    fn index_in_all(self) -> usize {
-        AmoType::ALL
-            .iter()
-            .position(|t| *t == self)
-            .expect("listed")
     }
 }
 

@@ -57,6 +57,10 @@ pub trait Hooks: Send + Sync {
     fn on_start(&self) -> Result<()>;
     /// An AM job returned (flush what it left buffered).
     fn after_job(&self);
+    /// A thread waits in [`Pool::wait_until`] with nothing to help with:
+    /// drive whatever only this thread drives (its transmit context, on
+    /// providers with manual progress), without blocking.
+    fn idle_progress(&self) {}
 }
 
 /// Hooks that do nothing (unit tests, a pool without a network).
@@ -422,6 +426,9 @@ impl Pool {
                 idle = 0;
                 continue;
             }
+            // What we wait for may be a peer's answer to an operation this
+            // thread injected, which may sit in our endpoint until we poll.
+            self.hooks.idle_progress();
             idle = idle.saturating_add(1);
             if idle < 32 {
                 std::hint::spin_loop();

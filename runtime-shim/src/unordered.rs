@@ -68,8 +68,8 @@ pub fn pending() -> usize {
 pub(crate) fn encode(out: &mut Vec<u8>, addr: u64, ty: AmoType, op: AmoOp, operand: u64) {
     out.extend_from_slice(&addr.to_le_bytes());
     out.extend_from_slice(&operand.to_le_bytes());
-    out.push(amhandler::cpu_amo::type_code(ty) as u8);
-    out.push(amhandler::cpu_amo::op_code(op) as u8);
+    out.push(comm_ofi::cpu_amo::type_code(ty) as u8);
+    out.push(comm_ofi::cpu_amo::op_code(op) as u8);
     out.extend_from_slice(&[0; 6]);
 }
 
@@ -79,8 +79,8 @@ pub(crate) fn decode(e: &[u8]) -> Option<(u64, AmoType, AmoOp, u64)> {
         return None;
     }
     let w = |k: usize| u64::from_le_bytes(e[k..k + 8].try_into().expect("8 bytes"));
-    let ty = amhandler::cpu_amo::type_from(e[16] as u32)?;
-    let op = amhandler::cpu_amo::op_from(e[17] as u32)?;
+    let ty = comm_ofi::cpu_amo::type_from(e[16] as u32)?;
+    let op = comm_ofi::cpu_amo::op_from(e[17] as u32)?;
     Some((w(0), ty, op, w(8)))
 }
 
@@ -123,7 +123,9 @@ pub(crate) fn flush(rt: &Runtime) -> Result<()> {
     {
         let mut handles = Vec::with_capacity(puts.len() + gets.len());
         for (dst, data) in &puts {
-            match comm.put_nb(*dst, data) {
+            // SAFETY: every handle is waited for below, before `puts` and
+            // `gets` go out of scope; none is leaked.
+            match unsafe { comm.put_nb(*dst, data) } {
                 Ok(h) => handles.push(h),
                 Err(e) => {
                     first_err.get_or_insert(e.into());
@@ -131,7 +133,8 @@ pub(crate) fn flush(rt: &Runtime) -> Result<()> {
             }
         }
         for (_, src, buf) in gets.iter_mut() {
-            match comm.get_nb(buf, *src) {
+            // SAFETY: as above.
+            match unsafe { comm.get_nb(buf, *src) } {
                 Ok(h) => handles.push(h),
                 Err(e) => {
                     first_err.get_or_insert(e.into());
@@ -151,16 +154,7 @@ pub(crate) fn flush(rt: &Runtime) -> Result<()> {
         }
     }
     for (target, ty, op, operand) in native {
-        // Fetching form: applied at the target once complete (see
-        // `runtime::NATIVE_AS_FETCHING`).
-        if let Err(e) = comm.amo(
-            target,
-            ty,
-            op,
-            operand,
-            0,
-            crate::runtime::NATIVE_AS_FETCHING,
-        ) {
+        if let Err(e) = comm.amo(target, ty, op, operand, 0, false) {
             first_err.get_or_insert(e.into());
         }
     }

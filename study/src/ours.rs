@@ -133,7 +133,7 @@ impl Ours {
         match op {
             Op::Amo => {
                 if self.comm.amo_is_native(AmoType::U64, AmoOp::Add, true)
-                    && !self.am.config().amo_via_am
+                    && !self.comm.config().amo_via_am
                 {
                     "native"
                 } else {
@@ -167,7 +167,8 @@ impl Ours {
                 measure(b, || {
                     let mut hs = Vec::with_capacity(w as usize);
                     for i in 0..w {
-                        hs.push(comm.put_nb(remote.offset(i * s), src)?);
+                        // SAFETY: every handle is waited for below; none leaks.
+                        hs.push(unsafe { comm.put_nb(remote.offset(i * s), src)? });
                     }
                     for h in hs {
                         h.wait()?;
@@ -178,7 +179,8 @@ impl Ours {
             Op::GetBw(s, w) => measure(b, || {
                 let mut hs = Vec::with_capacity(w as usize);
                 for (i, chunk) in buf[..(w * s) as usize].chunks_mut(s as usize).enumerate() {
-                    hs.push(comm.get_nb(chunk, remote.offset(i as u64 * s))?);
+                    // SAFETY: every handle is waited for below; none leaks.
+                    hs.push(unsafe { comm.get_nb(chunk, remote.offset(i as u64 * s))? });
                 }
                 for h in hs {
                     h.wait()?;
@@ -190,7 +192,8 @@ impl Ours {
                 measure(b, || {
                     let mut hs = Vec::with_capacity(w as usize);
                     for i in 0..w {
-                        hs.push(comm.put_nb(remote.offset(8 * i), src)?);
+                        // SAFETY: every handle is waited for below; none leaks.
+                        hs.push(unsafe { comm.put_nb(remote.offset(8 * i), src)? });
                     }
                     for h in hs {
                         h.wait()?;

@@ -720,9 +720,8 @@ impl Env {
                         delay(rng, max);
                         let x = env.slot(s.dst);
                         if nb {
-                            let h = env
-                                .comm
-                                .get_nb(slice_mut(x, size), y)
+                            // SAFETY: waited for right below; never leaked.
+                            let h = unsafe { env.comm.get_nb(slice_mut(x, size), y) }
                                 .map_err(e("get_nb"))?;
                             delay(rng, max);
                             h.wait().map_err(e("wait"))?;
@@ -760,7 +759,8 @@ impl Env {
                         let src = slice(env.slot(s.src), size);
                         let dst = env.slot(s.dst);
                         let r = if nb {
-                            let h = env.comm.put_nb(x, src).map_err(e("put_nb"))?;
+                            // SAFETY: waited for (or dropped, which waits) before the buffer goes; never leaked.
+                            let h = unsafe { env.comm.put_nb(x, src) }.map_err(e("put_nb"))?;
                             delay(rng, max);
                             env.comm.get(slice_mut(dst, size), x).map_err(e("get"))?;
                             let r = classify(dst, size, id, it);
@@ -800,9 +800,11 @@ impl Env {
                         let (s1, s2) =
                             (slice(env.slot(s.src), size), slice(env.slot(s.src2), size));
                         if nb {
-                            let h1 = env.comm.put_nb(x, s1).map_err(e("put_nb"))?;
+                            // SAFETY: waited for (or dropped, which waits) before the buffer goes; never leaked.
+                            let h1 = unsafe { env.comm.put_nb(x, s1) }.map_err(e("put_nb"))?;
                             delay(rng, max);
-                            let h2 = env.comm.put_nb(x, s2).map_err(e("put_nb"))?;
+                            // SAFETY: waited for (or dropped, which waits) before the buffer goes; never leaked.
+                            let h2 = unsafe { env.comm.put_nb(x, s2) }.map_err(e("put_nb"))?;
                             delay(rng, max);
                             if reverse {
                                 h2.wait().map_err(e("wait"))?;
@@ -909,7 +911,8 @@ impl Env {
                                 .ok_or_else(|| "empty reply".to_string())
                         };
                         let r = if nb {
-                            let h = env.comm.put_nb(d, src).map_err(e("put_nb"))?;
+                            // SAFETY: waited for (or dropped, which waits) before the buffer goes; never leaked.
+                            let h = unsafe { env.comm.put_nb(d, src) }.map_err(e("put_nb"))?;
                             delay(rng, max);
                             let r = on(env)?;
                             h.wait().map_err(e("wait"))?;
@@ -1116,7 +1119,8 @@ impl Env {
                             }))
                         };
                         let r = if nb {
-                            let h = env.comm.put_nb(d, src).map_err(e("put_nb"))?;
+                            // SAFETY: waited for (or dropped, which waits) before the buffer goes; never leaked.
+                            let h = unsafe { env.comm.put_nb(d, src) }.map_err(e("put_nb"))?;
                             delay(rng, max);
                             let t = begin(env)?;
                             delay(rng, max);

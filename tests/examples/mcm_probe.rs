@@ -116,7 +116,8 @@ impl Probe {
                     .collect();
                 let mut hs = Vec::new();
                 for b in &bufs {
-                    hs.push(self.comm.put_nb(x, b).map_err(e("put_nb"))?);
+                    // SAFETY: waited for (or dropped, which waits) before the buffer goes; never leaked.
+                    hs.push(unsafe { self.comm.put_nb(x, b).map_err(e("put_nb"))? });
                 }
                 while let Some(h) = hs.pop() {
                     h.wait().map_err(e("wait"))?;
@@ -271,7 +272,8 @@ impl Probe {
             .map_err(e("symmetric"))?;
         let mut hs = Vec::new();
         for i in 0..K {
-            hs.push(self.comm.put_nb(targets[i], &src[i]).map_err(e("put_nb"))?);
+            // SAFETY: waited for (or dropped, which waits) before the buffer goes; never leaked.
+            hs.push(unsafe { self.comm.put_nb(targets[i], &src[i]).map_err(e("put_nb"))? });
         }
         // Out of order: odd ones first, then the rest with wait_any.
         let mut rest = Vec::new();
@@ -290,7 +292,8 @@ impl Probe {
         {
             let mut hs = Vec::new();
             for (i, b) in back.iter_mut().enumerate() {
-                hs.push(self.comm.get_nb(b, targets[i]).map_err(e("get_nb"))?);
+                // SAFETY: waited for (or dropped, which waits) before the buffer goes; never leaked.
+                hs.push(unsafe { self.comm.get_nb(b, targets[i]).map_err(e("get_nb"))? });
             }
             for h in hs.into_iter().rev() {
                 h.wait().map_err(e("wait"))?;

@@ -240,7 +240,7 @@ fn nb(rt: &'static Runtime) -> R {
         let base = d.at(t as u32).map_err(e)?.add(me * K);
         let mut hs = Vec::with_capacity(K);
         for (k, v) in vals.iter().enumerate() {
-            hs.push(rt.put_nb(base.add(k), v).map_err(e)?);
+            hs.push(rt.put_nb(base.add(k), v.to_vec()).map_err(e)?);
         }
         // Half waited newest first, the rest through wait_any.
         for _ in 0..K / 2 {
@@ -260,8 +260,14 @@ fn nb(rt: &'static Runtime) -> R {
     let big: Vec<u64> = (0..(1 << 17)).map(|i| i * 3 + me as u64).collect();
     let bigd = rt.alloc_all::<u64>(big.len()).map_err(e)?;
     let right = ((me + 1) % n) as u32;
-    let h = rt.put_nb(bigd.at(right).map_err(e)?, &big).map_err(e)?;
-    h.wait().map_err(e)?;
+    let h = rt
+        .put_nb(bigd.at(right).map_err(e)?, big.clone())
+        .map_err(e)?;
+    let returned = h.wait().map_err(e)?;
+    check!(
+        returned == big,
+        "the non-blocking PUT handed back another buffer"
+    );
     rt.barrier().map_err(e)?;
     for src in 0..n {
         let mut got = vec![0u64; K];
@@ -279,14 +285,15 @@ fn nb(rt: &'static Runtime) -> R {
         let mut bufs = vec![[0u64; 1]; K];
         {
             let base = d.at(t as u32).map_err(e)?;
-            let mut hs: Vec<Option<runtime_shim::NbHandle<'_>>> = Vec::with_capacity(K);
-            for (k, b) in bufs.iter_mut().enumerate() {
+            let mut hs: Vec<Option<runtime_shim::NbGet<'_, u64>>> = Vec::with_capacity(K);
+            for k in 0..K {
                 let src = (k * 7) % n; // slot written by locale src
-                hs.push(Some(rt.get_nb(b, base.add(src * K + k)).map_err(e)?));
+                hs.push(Some(rt.get_nb(base.add(src * K + k), 1).map_err(e)?));
             }
             for j in 0..K {
                 let k = (j * 37 + 11) % K; // a permutation: gcd(37, 200) = 1
-                hs[k].take().expect("once").wait().map_err(e)?;
+                let got = hs[k].take().expect("once").wait().map_err(e)?;
+                bufs[k][0] = got[0];
             }
         }
         for (k, b) in bufs.iter().enumerate() {
@@ -300,16 +307,17 @@ fn nb(rt: &'static Runtime) -> R {
         }
     }
     let left = ((me + n - 1) % n) as u32;
-    let mut back = vec![0u64; big.len()];
-    let h = rt.get_nb(&mut back, bigd.local()).map_err(e)?;
-    h.wait().map_err(e)?;
+    let h = rt
+        .get_nb_into(vec![0u64; big.len()], bigd.local())
+        .map_err(e)?;
+    let back = h.wait().map_err(e)?;
     check!(
         back.iter()
             .enumerate()
             .all(|(i, v)| *v == i as u64 * 3 + left as u64),
         "large non-blocking PUT from locale {left} arrived wrong"
     );
-    let mut none: Vec<runtime_shim::NbHandle<'_>> = Vec::new();
+    let mut none: Vec<runtime_shim::NbPut<'_, u64>> = Vec::new();
     check!(
         matches!(rt.wait_any(&mut none), Err(Error::InvalidLength { .. })),
         "wait_any on no handles must be an error"

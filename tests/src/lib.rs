@@ -5,6 +5,7 @@
 //! Programs are workspace examples (`cargo build --examples`), so the same
 //! binaries serve the tests, the README and the study.
 
+pub mod litmus_gen;
 pub mod litmus_oracle;
 pub mod litmus_report;
 

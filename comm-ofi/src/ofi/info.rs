@@ -117,6 +117,10 @@ impl Info {
         // SAFETY: fi_getinfo/fi_allocinfo always fill tx_attr.
         unsafe { &*self.raw().tx_attr }
     }
+    fn rx(&self) -> &sys::fi_rx_attr {
+        // SAFETY: fi_getinfo/fi_allocinfo always fill rx_attr.
+        unsafe { &*self.raw().rx_attr }
+    }
     fn ep(&self) -> &sys::fi_ep_attr {
         // SAFETY: as tx_attr.
         unsafe { &*self.raw().ep_attr }
@@ -153,6 +157,10 @@ impl Info {
     /// Transmit message ordering.
     pub fn tx_msg_order(&self) -> u64 {
         self.tx().msg_order
+    }
+    /// Receive message ordering.
+    pub fn rx_msg_order(&self) -> u64 {
+        self.rx().msg_order
     }
     /// Transmit default op flags.
     pub fn tx_op_flags(&self) -> u64 {

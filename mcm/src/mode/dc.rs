@@ -8,10 +8,13 @@
 //! | op | what it does |
 //! |---|---|
 //! | PUT | write (DC), wait; non-blocking: mark `put[target]` instead of waiting |
-//! | GET | read (DC), wait |
+//! | GET | read (DC), wait; non-blocking: mark `read[target]` |
 //! | AMO | AMO (DC), wait |
 //! | AM send | send (DC), wait |
-//! | boundary | nothing, unless a non-blocking PUT is still in flight |
+//! | boundary | nothing, unless a non-blocking PUT or GET is still in flight |
+//!
+//! A non-blocking GET is settled like a PUT before the next operation that
+//! writes its target (write-after-read is not ordered either).
 //!
 //! Beyond the original: a *non-blocking* PUT has not been waited for, and with
 //! no ordering asked for, a later operation could overtake it (two
@@ -22,7 +25,7 @@
 //! posted so far is delivered and all marks are cleared. With blocking
 //! operations only, nothing is ever marked and this costs one emptiness test.
 
-use crate::force::{forcing, waits_for_source};
+use crate::force::{forcing, settle_reads, waits_for_source};
 use crate::{AmoKind, Binding, Blocking, Locale, OpFlags, Transport};
 
 const DC: OpFlags = OpFlags::DELIVERY_COMPLETE;
@@ -36,13 +39,14 @@ fn settle_target<T: Transport, const W: u8>(tx: &mut T, target: Locale) -> Resul
     Ok(())
 }
 
-/// Waits out every in-flight non-blocking PUT, if any.
+/// Waits out every in-flight non-blocking PUT, if any, then every pending
+/// non-blocking GET.
 fn settle_all<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {
     if forcing(W) && !tx.dangling().is_empty() {
         tx.wait_all()?;
         tx.dangling().clear_all();
     }
-    Ok(())
+    settle_reads::<T, W>(tx, None)
 }
 
 /// Waits for everything posted; with every operation delivery-complete, that
@@ -60,6 +64,7 @@ pub(crate) fn put<T: Transport, const W: u8>(
     blocking: Blocking,
 ) -> Result<(), T::Error> {
     settle_target::<T, W>(tx, target)?;
+    settle_reads::<T, W>(tx, Some(target))?;
     tx.post_put(target, op, DC)?;
     match blocking {
         Blocking::Yes if waits_for_source(W) => wait_delivered(tx),
@@ -81,7 +86,10 @@ pub(crate) fn get<T: Transport, const W: u8>(
     tx.post_get(target, op, DC)?;
     match blocking {
         Blocking::Yes => wait_delivered(tx),
-        Blocking::No => Ok(()),
+        Blocking::No => {
+            tx.dangling().mark_read(target);
+            Ok(())
+        }
     }
 }
 

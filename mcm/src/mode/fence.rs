@@ -9,11 +9,11 @@
 //!
 //! | op | what it does |
 //! |---|---|
-//! | PUT | fenced if an AMO dangles at the target; mark `put[target]` |
-//! | GET | fenced if a PUT or AMO dangles at the target; once done, the fence made the PUTs visible: clear `put[target]` |
-//! | AMO | force visible every other target; fenced if a PUT dangles at the target (or, for a fetching AMO, an AMO dangles there); wait; non-fetching: mark `amo[target]` (bound) or prove it visible now (unbound) |
-//! | AM send | force visible every other target; fenced if anything dangles at its target; wait |
-//! | boundary | force visible every target: fenced order GET (PUTs only) or fenced proof (an AMO dangles), all posted, one wait |
+//! | PUT | settle a pending non-blocking GET of the target; fenced if an AMO dangles at the target; mark `put[target]` |
+//! | GET | fenced if a PUT or AMO dangles at the target; once done, the fence made the PUTs visible: clear `put[target]`; non-blocking: mark `read[target]` |
+//! | AMO | (writing: settle every pending GET); force visible every other target; fenced if a PUT dangles at the target (or, for a fetching AMO, an AMO dangles there); wait; non-fetching: mark `amo[target]` (bound) or prove it visible now (unbound) |
+//! | AM send | settle every pending GET; force visible every other target; fenced if anything dangles at its target; wait |
+//! | boundary | force visible every target: fenced order GET (PUTs only) or fenced proof (an AMO dangles), all posted, one wait; settle pending GETs |
 //!
 //! Beyond the original: RMA WAW is kept (non-blocking PUTs would otherwise
 //! reorder); an AMO-dangling target is proved visible rather than read; a fenced
@@ -21,7 +21,7 @@
 //! a fetching AMO is fenced behind a dangling AMO whether or not the provider
 //! offered atomic RAW; forcing is pipelined.
 
-use crate::force::{self, forcing, waits_for_source, Scope};
+use crate::force::{self, forcing, settle_reads, waits_for_source, Scope};
 use crate::{AmoKind, Binding, Blocking, Locale, OpFlags, Transport};
 
 pub(crate) fn put<T: Transport, const W: u8>(
@@ -30,6 +30,7 @@ pub(crate) fn put<T: Transport, const W: u8>(
     op: T::Put,
     blocking: Blocking,
 ) -> Result<(), T::Error> {
+    settle_reads::<T, W>(tx, Some(target))?;
     // RMA WAW orders this PUT after earlier PUTs, but nothing orders it after
     // an atomic: fence it behind a dangling AMO. (The fence orders; it does
     // not prove the AMO visible, so amo[target] stays.)
@@ -60,11 +61,14 @@ pub(crate) fn get<T: Transport, const W: u8>(
         OpFlags::NONE
     };
     tx.post_get(target, op, flags)?;
-    if blocking == Blocking::Yes {
-        tx.wait_all()?;
-        if fenced {
-            tx.dangling().clear_put(target);
+    match blocking {
+        Blocking::Yes => {
+            tx.wait_all()?;
+            if fenced {
+                tx.dangling().clear_put(target);
+            }
         }
+        Blocking::No => tx.dangling().mark_read(target),
     }
     Ok(())
 }
@@ -75,6 +79,11 @@ pub(crate) fn amo<T: Transport, const W: u8>(
     op: T::Amo,
     kind: AmoKind,
 ) -> Result<(), T::Error> {
+    if kind.writes() {
+        // A writing SC atomic may release another task that then writes
+        // where a GET of ours still reads: every pending GET first.
+        settle_reads::<T, W>(tx, None)?;
+    }
     let mut flags = OpFlags::NONE;
     if forcing(W) {
         // An SC atomic is ordered after every earlier store of the task.
@@ -100,6 +109,8 @@ pub(crate) fn send<T: Transport, const W: u8>(
     target: Locale,
     op: T::Send,
 ) -> Result<(), T::Error> {
+    // The AM's body may write anywhere (or release a task that does).
+    settle_reads::<T, W>(tx, None)?;
     let mut flags = OpFlags::NONE;
     if forcing(W) {
         force::pipelined(tx, Scope::AllBut(target), OpFlags::FENCE)?;
@@ -115,11 +126,7 @@ pub(crate) fn send<T: Transport, const W: u8>(
 }
 
 pub(crate) fn force_visible<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {
-    if forcing(W) {
-        force::pipelined(tx, Scope::All, OpFlags::FENCE)
-    } else {
-        Ok(())
-    }
+    force::boundary::<T, W>(tx, OpFlags::FENCE)
 }
 
 pub(crate) fn release<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {

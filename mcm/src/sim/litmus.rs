@@ -107,11 +107,23 @@ pub enum LitmusTest {
     TaskCreate,
     /// [`TaskCreate`](Self::TaskCreate) with a non-blocking PUT.
     TaskCreateNb,
+    /// Store buffering with the two atomics on different locales: L0:
+    /// `x@L2.write(1); r0 = y@L3.read()`, L1: `y@L3.write(1); r1 =
+    /// x@L2.read()`. Forbidden: r0 == 0 and r1 == 0.
+    SbAtomicSplit,
+    /// L0: `get_nb(x@L1)` (initially 0); `put(x@L1, 2)`; wait. Forbidden: the
+    /// GET read 2 (write-after-read).
+    WarNb,
+    /// MP-atomic from a thread with no context of its own: `put(d@L1, 1)` on
+    /// one shared context, then `f@L1.write(1)` on another (each released
+    /// after use, as comm-ofi does for unbound threads). Forbidden: f == 1
+    /// and d == 0.
+    MpUnbound,
 }
 
 impl LitmusTest {
     /// Every program.
-    pub const ALL: [LitmusTest; 14] = [
+    pub const ALL: [LitmusTest; 17] = [
         LitmusTest::PutSrc,
         LitmusTest::Raw,
         LitmusTest::RawNb,
@@ -126,6 +138,9 @@ impl LitmusTest {
         LitmusTest::TaskEndAmo,
         LitmusTest::TaskCreate,
         LitmusTest::TaskCreateNb,
+        LitmusTest::SbAtomicSplit,
+        LitmusTest::WarNb,
+        LitmusTest::MpUnbound,
     ];
 
     /// The name used in LITMUS.md (plus a variant suffix).
@@ -145,6 +160,9 @@ impl LitmusTest {
             LitmusTest::TaskEndAmo => "TASK-END-AMO",
             LitmusTest::TaskCreate => "TASK-CREATE",
             LitmusTest::TaskCreateNb => "TASK-CREATE-NB",
+            LitmusTest::SbAtomicSplit => "SB-atomic-split",
+            LitmusTest::WarNb => "WAR-NB",
+            LitmusTest::MpUnbound => "MP-unbound",
         }
     }
 
@@ -164,6 +182,9 @@ impl LitmusTest {
             LitmusTest::TaskEndAmo => task_end_amo(litmus),
             LitmusTest::TaskCreate => task_create(litmus, Blocking::Yes),
             LitmusTest::TaskCreateNb => task_create(litmus, Blocking::No),
+            LitmusTest::SbAtomicSplit => sb_atomic_split(litmus),
+            LitmusTest::WarNb => war_nb(litmus),
+            LitmusTest::MpUnbound => mp_unbound(litmus),
         }
     }
 }
@@ -249,11 +270,26 @@ pub fn negative_control(mode: Mode, test: LitmusTest) -> NegativeControl {
         (Dc, T::TaskEnd | T::TaskCreate) => (false, "the blocking PUT waited for delivery"),
         (Dc, T::TaskEndAmo) => (false, "the AMO waited for delivery"),
         (Dc, T::TaskCreateNb) => (true, "only settling the non-blocking PUT at the boundary helps"),
+        (Fence | Order, T::SbAtomicSplit) => (
+            true,
+            "the write to one locale and the read of another are never ordered: only forcing before the reading AMO helps",
+        ),
+        (Dc, T::SbAtomicSplit) => (false, "every AMO waited for delivery"),
+        (_, T::WarNb) => (
+            true,
+            "no mode asks for write-after-read ordering: only settling the GET before the PUT helps",
+        ),
+        (Fence | Order, T::MpUnbound) => (
+            true,
+            "the two stores leave on different contexts, never ordered: only forcing at release helps",
+        ),
+        (Dc, T::MpUnbound) => (false, "the blocking PUT waited for delivery"),
     };
-    let weakening = if test == T::PutSrc {
-        Weakening::NoSourceWait
-    } else {
-        Weakening::NoForcing
+    let weakening = match (mode, test) {
+        (_, T::PutSrc) => Weakening::NoSourceWait,
+        (_, T::WarNb) => Weakening::WarUnsettled,
+        (Order, T::SbAtomicSplit) => Weakening::ReadAmoNoForce,
+        _ => Weakening::NoForcing,
     };
     NegativeControl {
         weakening,
@@ -482,6 +518,88 @@ fn task_create(litmus: &Litmus, blocking: Blocking) -> Result<(), Violation> {
         match begin.join().expect("child task panicked") {
             1 => Ok(()),
             r => violation(test, format!("the child read d == {r}")),
+        }
+    })
+}
+
+fn sb_atomic_split(litmus: &Litmus) -> Result<(), Violation> {
+    const W: usize = 0; // the written atomic
+    const R: usize = 1; // where each reader's AMO result lands
+    let sel = litmus.selector;
+    on_fabric(litmus, 4, |fabric| {
+        // Task on L0 writes x@L2 and reads y@L3; task on L1 the other way.
+        let tasks: Vec<_> = [(0usize, 2usize, 3usize), (1, 3, 2)]
+            .into_iter()
+            .map(|(me, write_at, read_at)| {
+                let mut tx = fabric.context(me, Binding::Bound);
+                thread::spawn(move || {
+                    let write = SimAmo::Write { word: W, value: 1 };
+                    ok(sel.amo(&mut tx, write_at, write, write.kind()));
+                    let read = SimAmo::Read { word: W, dst: R };
+                    ok(sel.amo(&mut tx, read_at, read, read.kind()));
+                    tx.fabric().load(Addr::new(me, R))
+                })
+            })
+            .collect();
+        let r: Vec<u64> = tasks
+            .into_iter()
+            .map(|t| t.join().expect("task panicked"))
+            .collect();
+        if r == [0, 0] {
+            violation(
+                LitmusTest::SbAtomicSplit,
+                "r0 == 0 and r1 == 0: each read overtook the other task's write".into(),
+            )
+        } else {
+            Ok(())
+        }
+    })
+}
+
+fn war_nb(litmus: &Litmus) -> Result<(), Violation> {
+    const TWO: usize = 0;
+    const R: usize = 1;
+    const X: usize = 0;
+    let sel = litmus.selector;
+    on_fabric(litmus, 2, |fabric| {
+        let mut tx = fabric.context(0, Binding::Bound);
+        fabric.store(Addr::new(0, TWO), 2);
+        ok(sel.get(&mut tx, 1, SimGet { src: X, dst: R }, Blocking::No));
+        ok(sel.put(&mut tx, 1, SimPut { src: TWO, dst: X }, Blocking::Yes));
+        ok(sel.force_visible(&mut tx)); // the task waits for the GET, or ends
+        fabric.quiesce();
+        match fabric.load(Addr::new(0, R)) {
+            0 => Ok(()),
+            r => violation(
+                LitmusTest::WarNb,
+                format!("the GET issued before the PUT read {r}"),
+            ),
+        }
+    })
+}
+
+fn mp_unbound(litmus: &Litmus) -> Result<(), Violation> {
+    const BUF: usize = 0;
+    const D: usize = 0;
+    const F: usize = 1;
+    let sel = litmus.selector;
+    on_fabric(litmus, 2, |fabric| {
+        let mut shared_a = fabric.context(0, Binding::Unbound);
+        let mut shared_b = fabric.context(0, Binding::Unbound);
+        fabric.store(Addr::new(0, BUF), 1);
+        ok(sel.put(&mut shared_a, 1, SimPut { src: BUF, dst: D }, Blocking::Yes));
+        ok(sel.release(&mut shared_a));
+        let flag = SimAmo::Write { word: F, value: 1 };
+        ok(sel.amo(&mut shared_b, 1, flag, flag.kind()));
+        ok(sel.release(&mut shared_b));
+        let seen = fabric.quiesce_observing(|fabric| {
+            let f = fabric.load(Addr::new(1, F));
+            let d = fabric.load(Addr::new(1, D));
+            (f == 1 && d == 0).then(|| format!("L1 saw f == 1 then d == {d}"))
+        });
+        match seen {
+            None => Ok(()),
+            Some(detail) => violation(LitmusTest::MpUnbound, detail),
         }
     })
 }

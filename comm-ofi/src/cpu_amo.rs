@@ -7,7 +7,7 @@
 //! ones bit for bit (the old value, zero-extended into the low bytes; 0 for
 //! non-fetching ops), testable without a network.
 
-use comm_ofi::{AmoOp, AmoType};
+use crate::amo::{AmoOp, AmoType};
 use std::sync::atomic::{
     AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicU16, AtomicU32, AtomicU64, AtomicU8,
     Ordering::SeqCst,

@@ -1,0 +1,391 @@
+//! One owner for remote atomics: where each type's atomics go, and the
+//! ordering every route must keep.
+//!
+//! Exists because the decision used to be taken in four places (comm-ofi,
+//! the AM layer, the runtime shim, the unordered path) with the ordering
+//! obligations repeated, and missed, in some of them: an atomic on the
+//! caller's own locale returned through a CPU shortcut before the caller's
+//! earlier stores were forced visible. Here the route is fixed per type at
+//! start-up ([`AmoRoutes::plan`]) and every caller goes through
+//! [`Comm::amo`], which does, for every route:
+//!
+//! 1. validation (locale, alignment, the word inside the owner's heap);
+//! 2. SC-atomic ordering: the caller's postponed AMOs are settled and its
+//!    earlier stores forced visible before the atomic is performed (the
+//!    native route leaves this to the MCM selector, which knows the mode);
+//! 3. the atomic itself:
+//!    * [`AmoRoute::Native`]: the provider's atomic, through the selector;
+//!    * [`AmoRoute::Cpu`], word on this locale: a CPU atomic here;
+//!    * [`AmoRoute::Cpu`], word elsewhere: the AM layer sends it to the owner,
+//!      whose handler applies it with CPU atomics. A non-fetching one may be
+//!      *postponed* (its 'done' awaited at the next boundary) only on a
+//!      thread with a bound transmit context: two AMs of one task leave on
+//!      one context and are applied in order; on shared contexts they could
+//!      overtake each other.
+//!
+//! A type's atomics all take the same route on every locale for the whole
+//! run: a NIC atomic and a CPU atomic on one word are not atomic with
+//! respect to each other.
+
+use crate::am_seam::{AmoReply, AmoRequest, PostponedAmo};
+use crate::amo::{AmoKind, AmoOp, AmoType, NativeAtomics};
+use crate::comm::{Comm, GlobalAddr, Locale};
+use crate::ctx::AtomicOp;
+use crate::error::{Error, Result};
+use mcm::Weakening;
+
+/// How the atomics of one type are carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AmoRoute {
+    /// The provider's atomics (every op of the type is native).
+    Native,
+    /// CPU atomics at the word's owner: here for this locale's words, through
+    /// an active message for the others'.
+    Cpu,
+}
+
+/// The route of every [`AmoType`], fixed at start-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AmoRoutes([AmoRoute; 10]);
+
+impl AmoRoutes {
+    /// A type is native if the provider does every op of it natively and
+    /// the user did not ask for CPU atomics everywhere (`PGAS_AMO_VIA_AM`).
+    pub fn plan(native: &NativeAtomics, via_am: bool) -> AmoRoutes {
+        AmoRoutes(AmoType::ALL.map(|ty| {
+            // NativeAtomics keeps a type native only as a whole.
+            if !via_am && native.supports(ty, AmoOp::Read, AmoKind::Fetch) {
+                AmoRoute::Native
+            } else {
+                AmoRoute::Cpu
+            }
+        }))
+    }
+
+    /// The route of `ty`.
+    pub fn of(&self, ty: AmoType) -> AmoRoute {
+        self.0[ty.index()]
+    }
+
+    /// How many types are native (for the verbose line).
+    pub fn native_types(&self) -> usize {
+        self.0.iter().filter(|r| **r == AmoRoute::Native).count()
+    }
+}
+
+/// What the MCM policy must know of an atomic: whether it reads, writes, both.
+fn policy_kind(op: AmoOp, fetch: bool) -> mcm::AmoKind {
+    match (AmoKind::of(op, fetch), op) {
+        (AmoKind::Plain, _) => mcm::AmoKind::Update,
+        (_, AmoOp::Read) => mcm::AmoKind::Read,
+        _ => mcm::AmoKind::FetchUpdate,
+    }
+}
+
+impl Comm {
+    /// The route of `ty`'s atomics for this run.
+    pub fn amo_route(&self, ty: AmoType) -> AmoRoute {
+        self.routes.of(ty)
+    }
+
+    /// Whether `(ty, op)` is done natively by the provider (the whole type is).
+    pub fn amo_is_native(&self, ty: AmoType, _op: AmoOp, _fetch: bool) -> bool {
+        self.amo_route(ty) == AmoRoute::Native
+    }
+
+    /// A remote atomic on one element of `ty` at `target`, by the type's
+    /// route (see the module docs). `operand` and `compare` carry the value's
+    /// bits in their low bytes (little-endian); returns the old value's bits
+    /// for ops that fetch (Read and CompareSwap always do), else 0. An SC
+    /// atomic: ordered after every earlier store and atomic of the calling
+    /// task, in every mode.
+    pub fn amo(
+        &self,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+        compare: u64,
+        fetch: bool,
+    ) -> Result<u64> {
+        self.amo_on_route(self.amo_route(ty), target, ty, op, operand, compare, fetch)
+    }
+
+    /// [`Comm::amo`] on a route chosen by the caller: for measurements of the
+    /// AM path on a provider with native atomics. Never mix two routes on one
+    /// word: they are not atomic with respect to each other.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn amo_on_route(
+        &self,
+        route: AmoRoute,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+        compare: u64,
+        fetch: bool,
+    ) -> Result<u64> {
+        self.check_atomic_target(target, ty)?;
+        if !crate::cpu_amo::valid(ty, op) {
+            return Err(Error::Unsupported(format!(
+                "{op:?} is not defined on {ty:?}"
+            )));
+        }
+        match route {
+            AmoRoute::Native => self.amo_native(target, ty, op, operand, compare, fetch),
+            AmoRoute::Cpu if target.locale == self.me => {
+                self.amo_cpu_here(target, ty, op, operand, compare, fetch)
+            }
+            AmoRoute::Cpu => self.amo_cpu_there(target, ty, op, operand, compare, fetch),
+        }
+    }
+
+    /// Checks what every atomic needs whichever way it goes: a valid locale,
+    /// an address aligned to the type, and the word inside the owner's heap.
+    pub fn check_atomic_target(&self, target: GlobalAddr, ty: AmoType) -> Result<()> {
+        self.remote(target, ty.size())?;
+        if target.addr % ty.size() as u64 != 0 {
+            return Err(Error::Misaligned {
+                locale: target.locale,
+                addr: target.addr,
+                align: ty.size(),
+                what: "remote atomic",
+            });
+        }
+        Ok(())
+    }
+
+    fn amo_native(
+        &self,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+        compare: u64,
+        fetch: bool,
+    ) -> Result<u64> {
+        let remote = self.remote(target, ty.size())?;
+        let kind = AmoKind::of(op, fetch);
+        let size = ty.size();
+        // SC atomics: the caller's postponed AMOs (via AM) go first; the
+        // selector orders the stores.
+        self.with_ctx_settled(Settle::All, |ctx| {
+            {
+                let (o, c, r) = ctx.scratch_words();
+                *o = operand.to_le_bytes();
+                *c = compare.to_le_bytes();
+                *r = [0; 8];
+            }
+            let atomic = AtomicOp {
+                remote,
+                datatype: ty.datatype(),
+                op: op.fi_op(),
+                kind,
+            };
+            self.selector
+                .amo(ctx, target.locale as usize, atomic, policy_kind(op, fetch))?;
+            let (_, _, r) = ctx.scratch_words();
+            let mut out = [0u8; 8];
+            out[..size].copy_from_slice(&r[..size]);
+            Ok(if kind == AmoKind::Plain {
+                0
+            } else {
+                u64::from_le_bytes(out)
+            })
+        })
+    }
+
+    /// A CPU atomic on a word of this locale. It is an SC atomic like any
+    /// other: what the caller stored before (PUTs to other locales, postponed
+    /// AMOs) must be visible before it is performed.
+    fn amo_cpu_here(
+        &self,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+        compare: u64,
+        fetch: bool,
+    ) -> Result<u64> {
+        if !self.selector.is_weakened(Weakening::LocalAmoNoForce) {
+            self.with_ctx_settled(Settle::All, |ctx| self.selector.force_visible(ctx))?;
+        }
+        // SAFETY: check_atomic_target put the word inside this locale's
+        // registered heap, aligned; words used by atomics are only accessed
+        // atomically (the API contract), and this type's atomics are CPU
+        // atomics on every locale (its route), never NIC atomics.
+        unsafe { crate::cpu_amo::apply(target.addr, ty, op, operand, compare, fetch) }
+            .map_err(Error::Unsupported)
+    }
+
+    /// A CPU atomic on another locale's word, through the AM layer.
+    fn amo_cpu_there(
+        &self,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+        compare: u64,
+        fetch: bool,
+    ) -> Result<u64> {
+        let Some(am) = self.am_layer.get() else {
+            return Err(Error::Unsupported(format!(
+                "{op:?} on {ty:?} is not native on provider {}, and the AM layer that carries \
+                 atomics to other locales is not running",
+                self.prov.name
+            )));
+        };
+        let non_fetching = !crate::cpu_amo::fetches(op, fetch);
+        let bound = self.thread_is_bound() || self.selector.is_weakened(Weakening::PostponeUnbound);
+        let postpone = non_fetching && bound && am.may_postpone();
+        // SC atomics: earlier postponed AMOs first, unless this one is
+        // postponed too and they all went to the same target (the one
+        // handler there applies them in arrival order, which is send order
+        // on one context).
+        let settle = if postpone {
+            Settle::AllIfAnyNotTo(target.locale)
+        } else {
+            Settle::All
+        };
+        self.settle_postponed(settle)?;
+        let req = AmoRequest {
+            target,
+            ty,
+            op,
+            operand,
+            compare,
+            fetch,
+        };
+        match am.send_amo(&req, postpone)? {
+            AmoReply::Done(v) => Ok(v),
+            AmoReply::Postponed(p) => {
+                self.ctx().postponed.push(p);
+                Ok(0)
+            }
+        }
+    }
+
+    /// Waits for the calling thread's postponed AMOs as `settle` says, with
+    /// no context lock held (the wait may run other tasks on this thread).
+    pub(crate) fn settle_postponed(&self, settle: Settle) -> Result<()> {
+        let list = {
+            let mut ctx = self.ctx();
+            if !settle.applies(&ctx.postponed) {
+                return Ok(());
+            }
+            std::mem::take(&mut ctx.postponed)
+        };
+        self.await_postponed(list)
+    }
+
+    /// Awaits every AMO of `list`; the first error after all were awaited.
+    pub(crate) fn await_postponed(&self, list: Vec<PostponedAmo>) -> Result<()> {
+        if list.is_empty() {
+            return Ok(());
+        }
+        let Some(am) = self.am_layer.get() else {
+            return Ok(());
+        };
+        let mut first_err = None;
+        for p in list {
+            if let Err(e) = am.await_postponed(p) {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+/// Which of a context's postponed AMOs an operation must see settled first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Settle {
+    /// None (an AM send of the AM layer's own, a reply).
+    Nothing,
+    /// All of them, if any went to this locale (a PUT or GET there must see
+    /// them: they are stores of the same task).
+    IfAnyTo(Locale),
+    /// All of them, if any went elsewhere than this locale (a postponed AMO
+    /// to it is ordered behind them anyway).
+    AllIfAnyNotTo(Locale),
+    /// All of them (an SC atomic, a boundary).
+    All,
+}
+
+impl Settle {
+    pub(crate) fn applies(self, list: &[PostponedAmo]) -> bool {
+        if list.is_empty() {
+            return false;
+        }
+        match self {
+            Settle::Nothing => false,
+            Settle::IfAnyTo(t) => list.iter().any(|p| p.target == t),
+            Settle::AllIfAnyNotTo(t) => list.iter().any(|p| p.target != t),
+            Settle::All => true,
+        }
+    }
+}
+
+impl crate::ctx::TxContext {
+    /// Whether this context has postponed AMOs in flight (for tests and
+    /// diagnostics).
+    pub fn has_postponed(&self) -> bool {
+        !self.postponed.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(target: Locale) -> PostponedAmo {
+        PostponedAmo { target, token: 8 }
+    }
+
+    #[test]
+    fn settle_rules() {
+        let none: [PostponedAmo; 0] = [];
+        for s in [Settle::All, Settle::IfAnyTo(1), Settle::AllIfAnyNotTo(1)] {
+            assert!(!s.applies(&none), "{s:?} with nothing postponed");
+        }
+        let to1 = [p(1), p(1)];
+        assert!(Settle::All.applies(&to1));
+        assert!(!Settle::Nothing.applies(&to1));
+        assert!(Settle::IfAnyTo(1).applies(&to1));
+        assert!(!Settle::IfAnyTo(2).applies(&to1));
+        assert!(!Settle::AllIfAnyNotTo(1).applies(&to1));
+        assert!(Settle::AllIfAnyNotTo(2).applies(&to1));
+        let mixed = [p(1), p(3)];
+        assert!(Settle::AllIfAnyNotTo(1).applies(&mixed));
+        assert!(Settle::IfAnyTo(3).applies(&mixed));
+    }
+
+    #[test]
+    fn a_type_is_native_only_if_every_op_is_and_via_am_overrides() {
+        let all = NativeAtomics::probe(|_, _, _| true);
+        let r = AmoRoutes::plan(&all, false);
+        assert_eq!(r.native_types(), 10);
+        assert_eq!(r.of(AmoType::U64), AmoRoute::Native);
+        assert_eq!(AmoRoutes::plan(&all, true).native_types(), 0);
+        let no_i32_min =
+            NativeAtomics::probe(|ty, op, _| !(ty == AmoType::I32 && op == AmoOp::Min));
+        let r = AmoRoutes::plan(&no_i32_min, false);
+        assert_eq!(r.of(AmoType::I32), AmoRoute::Cpu);
+        assert_eq!(r.of(AmoType::I64), AmoRoute::Native);
+        assert_eq!(
+            AmoRoutes::plan(&NativeAtomics::none(), false).native_types(),
+            0
+        );
+    }
+
+    #[test]
+    fn policy_kinds() {
+        assert_eq!(policy_kind(AmoOp::Add, false), mcm::AmoKind::Update);
+        assert_eq!(policy_kind(AmoOp::Add, true), mcm::AmoKind::FetchUpdate);
+        assert_eq!(policy_kind(AmoOp::Read, true), mcm::AmoKind::Read);
+        assert_eq!(
+            policy_kind(AmoOp::CompareSwap, false),
+            mcm::AmoKind::FetchUpdate
+        );
+    }
+}

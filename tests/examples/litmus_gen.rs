@@ -1,0 +1,635 @@
+//! Runs the generated litmus programs (`pgas_tests::litmus_gen`) through the
+//! public API of `runtime-shim`, under `pgasrun` with 4 locales.
+//!
+//! ```text
+//! PGAS_NUM_WORKERS=3 pgasrun -n 4 litmus_gen [FAMILY,...|all] [ITERS]
+//! ```
+//!
+//! Every locale generates the same programs and runs them in lockstep: for
+//! each (program, iteration) the owners reset their words (to a value
+//! stamped with the iteration, so data of an earlier iteration reads as
+//! `old` and a mix of two as `torn`), the launcher barrier lets everyone
+//! start, each locale starts its top-level threads (a worker task, the main
+//! thread or a thread of its own), the threads do their steps with seeded
+//! random spins between them (PUT/GET blocking or not, atomics, on / on_nb
+//! / on_fast, begin / join, barrier: all `Runtime` calls), and once every
+//! thread and every non-blocking body has finished the owners read the
+//! final values and locale 0 checks the outcome against the SC oracle. The
+//! launcher's barrier orders nothing in the network: visibility comes only
+//! from the layer's own boundaries.
+//!
+//! Locale 0 prints a `gen` line per program (iterations, forbidden count,
+//! outcome histogram, allowed outcomes never seen), `gen-forbidden` lines
+//! for the first few forbidden outcomes, and a `gen-summary` line. Exit 1 if
+//! a forbidden outcome was seen, unless `PGAS_MCM_WEAKEN` is set (a negative
+//! control: reported, not failed).
+//!
+//! Environment: `LITMUS_GEN_SEED` (1), `LITMUS_GEN_DELAY` (largest random
+//! spin in ns, 3000), `LITMUS_GEN_SHOW` (forbidden outcomes detailed, 5),
+//! `LITMUS_GEN_STRIDE` / `LITMUS_GEN_OFFSET` (run every k-th program only,
+//! for splitting a family over cells), `LITMUS_GEN_MATCH` (only programs
+//! whose text contains this).
+
+use pgas_tests::litmus_gen::{generate, OnKind, Program, Size, Step, ThreadKind, LOCALES};
+use runtime_shim::{Builder, Dist, FnId, GlobalAddr, GlobalPtr, NbGet, NbPut, OnCtx, Runtime};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+type R<T = ()> = Result<T, String>;
+
+fn e<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
+    move |err| format!("{what}: {err}")
+}
+
+/// Words a program may have, and threads whose registers a locale reports.
+const MAX_WORDS: usize = 8;
+const MAX_THREADS: usize = 8;
+const MAX_REGS: usize = 8;
+/// Register codes beyond small values.
+const OLD: u8 = 200;
+const TORN: u8 = 201;
+/// How long an await may spin before the iteration is declared stuck.
+const STUCK: Duration = Duration::from_secs(30);
+
+struct Env {
+    area: Dist<u8>,
+    /// Bytes per word slot.
+    slot: usize,
+    /// The provider's inject size + 1.
+    inject1: usize,
+    body: FnId,
+    max_delay: u64,
+    seed: u64,
+}
+
+static PROGRAMS: OnceLock<Vec<Program>> = OnceLock::new();
+static ENV: OnceLock<Env> = OnceLock::new();
+
+fn programs() -> &'static [Program] {
+    PROGRAMS.get_or_init(generate)
+}
+
+fn env() -> &'static Env {
+    ENV.get().expect("set before any program runs")
+}
+
+fn stamp(it: u64, v: u8) -> u64 {
+    (it + 1) << 8 | v as u64
+}
+
+fn size_of(p: &Program) -> usize {
+    match p.size {
+        Size::Eight => 8,
+        Size::InjectPlusOne => env().inject1,
+    }
+}
+
+fn pattern(it: u64, v: u8, len: usize) -> Vec<u8> {
+    let s = stamp(it, v).to_le_bytes();
+    (0..len).map(|k| s[k % 8]).collect()
+}
+
+fn decode(bytes: &[u8], it: u64) -> u8 {
+    let mut s = [0u8; 8];
+    s.copy_from_slice(&bytes[..8]);
+    let word = u64::from_le_bytes(s);
+    if bytes.iter().enumerate().any(|(k, b)| *b != s[k % 8]) {
+        return TORN;
+    }
+    decode_word(word, it)
+}
+
+fn decode_word(word: u64, it: u64) -> u8 {
+    if word >> 8 != it + 1 || word & 0xff >= OLD as u64 {
+        OLD
+    } else {
+        (word & 0xff) as u8
+    }
+}
+
+fn word_ptr(p: &Program, w: u8) -> R<GlobalPtr<u8>> {
+    let home = p.words[w as usize].home;
+    Ok(env()
+        .area
+        .at(home as u32)
+        .map_err(e("word address"))?
+        .add(w as usize * env().slot))
+}
+
+fn atomic_ptr(p: &Program, w: u8) -> R<GlobalPtr<u64>> {
+    let g = word_ptr(p, w)?;
+    Ok(GlobalPtr::<u64>::from_addr(GlobalAddr::new(
+        g.locale(),
+        g.addr(),
+    )))
+}
+
+/// The result area of this locale: per thread id, MAX_REGS register words
+/// and a done word (for bodies of non-blocking on-statements).
+fn result_word(t: u8, k: usize) -> &'static AtomicU64 {
+    let base = env().area.local().addr() as usize + MAX_WORDS * env().slot;
+    let addr = base + (t as usize * (MAX_REGS + 1) + k) * 8;
+    // SAFETY: inside this locale's part of the area (allocated with room
+    // for MAX_THREADS x (MAX_REGS + 1) words after the word slots), 8-aligned
+    // (slot is a multiple of 64); only accessed atomically by this process.
+    unsafe { AtomicU64::from_ptr(addr as *mut u64) }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn delay(rng: &mut Rng) {
+    let max = env().max_delay;
+    if max == 0 {
+        return;
+    }
+    let d = Duration::from_nanos(rng.next() % max);
+    let t0 = Instant::now();
+    while t0.elapsed() < d {
+        std::hint::spin_loop();
+    }
+}
+
+fn encode_args(p: usize, t: u8, it: u64) -> Vec<u8> {
+    let mut v = Vec::with_capacity(17);
+    v.extend_from_slice(&(p as u64).to_le_bytes());
+    v.push(t);
+    v.extend_from_slice(&it.to_le_bytes());
+    v
+}
+
+fn decode_args(a: &[u8]) -> (usize, u8, u64) {
+    let w = |k: usize| u64::from_le_bytes(a[k..k + 8].try_into().expect("8 bytes"));
+    (w(0) as usize, a[8], w(9))
+}
+
+type Regs = Vec<(u8, u8)>;
+
+fn encode_regs(r: &Regs) -> Vec<u8> {
+    r.iter().flat_map(|(a, b)| [*a, *b]).collect()
+}
+
+fn decode_regs(b: &[u8]) -> Regs {
+    b.chunks(2).map(|c| (c[0], c[1])).collect()
+}
+
+enum Nb {
+    Put(NbPut<'static, u8>),
+    Get(NbGet<'static, u8>, u8),
+}
+
+/// Runs thread `t` of program `p` in iteration `it` on the calling thread
+/// and returns the registers it (and the blocking bodies it waited for) set.
+fn run_thread(rt: &'static Runtime, pi: usize, t: u8, it: u64) -> R<Regs> {
+    let p = &programs()[pi];
+    let th = &p.threads[t as usize];
+    let mut rng =
+        Rng(env().seed ^ (it + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (t as u64 + 1) << 40);
+    let size = size_of(p);
+    let mut regs: Regs = Vec::new();
+    let mut nbs: HashMap<u8, Nb> = HashMap::new();
+    let mut begun: HashMap<u8, runtime_shim::TaskHandle<R<Regs>>> = HashMap::new();
+    for step in &th.steps {
+        delay(&mut rng);
+        match *step {
+            Step::Put { w, v, nb } => {
+                let ptr = word_ptr(p, w)?;
+                let data = pattern(it, v, size);
+                match nb {
+                    None => rt.put(ptr, &data).map_err(e("put"))?,
+                    Some(h) => {
+                        nbs.insert(h, Nb::Put(rt.put_nb(ptr, data).map_err(e("put_nb"))?));
+                    }
+                }
+            }
+            Step::Get { w, r, nb } => {
+                let ptr = word_ptr(p, w)?;
+                match nb {
+                    None => {
+                        let mut buf = vec![0u8; size];
+                        rt.get(&mut buf, ptr).map_err(e("get"))?;
+                        regs.push((r, decode(&buf, it)));
+                    }
+                    Some(h) => {
+                        nbs.insert(h, Nb::Get(rt.get_nb(ptr, size).map_err(e("get_nb"))?, r));
+                    }
+                }
+            }
+            Step::Wait { h } => match nbs.remove(&h) {
+                Some(Nb::Put(x)) => {
+                    x.wait().map_err(e("wait put_nb"))?;
+                }
+                Some(Nb::Get(x, r)) => {
+                    let buf = x.wait().map_err(e("wait get_nb"))?;
+                    regs.push((r, decode(&buf, it)));
+                }
+                None => return Err(format!("wait for unknown handle h{h}")),
+            },
+            Step::AWrite { w, v } => rt
+                .atomic(atomic_ptr(p, w)?)
+                .write(stamp(it, v))
+                .map_err(e("atomic write"))?,
+            Step::ARead { w, r } => {
+                let v = rt
+                    .atomic(atomic_ptr(p, w)?)
+                    .read()
+                    .map_err(e("atomic read"))?;
+                regs.push((r, decode_word(v, it)));
+            }
+            Step::AFetchAdd { w, r } => {
+                let v = rt
+                    .atomic(atomic_ptr(p, w)?)
+                    .fetch_add(1)
+                    .map_err(e("fetch_add"))?;
+                regs.push((r, decode_word(v, it)));
+            }
+            Step::AAdd { w } => rt.atomic(atomic_ptr(p, w)?).add(1).map_err(e("add"))?,
+            Step::ACas { w, expect, new, r } => {
+                let old = match rt
+                    .atomic(atomic_ptr(p, w)?)
+                    .compare_exchange(stamp(it, expect), stamp(it, new))
+                    .map_err(e("compare_exchange"))?
+                {
+                    Ok(v) | Err(v) => v,
+                };
+                regs.push((r, decode_word(old, it)));
+            }
+            Step::Await { w, v } => {
+                let a = rt.atomic(atomic_ptr(p, w)?);
+                let want = stamp(it, v);
+                let t0 = Instant::now();
+                let mut failed = None;
+                rt.wait_until(|| match a.read() {
+                    Ok(x) => x == want || t0.elapsed() > STUCK,
+                    Err(err) => {
+                        failed = Some(err.to_string());
+                        true
+                    }
+                });
+                if let Some(f) = failed {
+                    return Err(format!("await: {f}"));
+                }
+                if t0.elapsed() > STUCK {
+                    return Err(format!(
+                        "stuck: w{w} never became {v} in {}s (program {})",
+                        STUCK.as_secs(),
+                        p.text()
+                    ));
+                }
+            }
+            Step::On { child, kind } => {
+                let at = p.threads[child as usize].locale as u32;
+                let args = encode_args(pi, child, it);
+                let body = env().body;
+                match kind {
+                    OnKind::Blocking => {
+                        let reply = rt.on(at, body, &args).map_err(e("on"))?;
+                        regs.extend(decode_regs(&reply));
+                    }
+                    OnKind::Fast => {
+                        let reply = rt.on_fast(at, body, &args).map_err(e("on_fast"))?;
+                        regs.extend(decode_regs(&reply));
+                    }
+                    OnKind::Nb => rt.on_nb(at, body, &args).map_err(e("on_nb"))?,
+                    OnKind::FastNb => rt.on_fast_nb(at, body, &args).map_err(e("on_fast_nb"))?,
+                }
+            }
+            Step::Begin { child } => {
+                let h = rt
+                    .spawn(move || run_thread(rt, pi, child, it))
+                    .map_err(e("begin"))?;
+                begun.insert(child, h);
+            }
+            Step::Join { child } => {
+                let h = begun
+                    .remove(&child)
+                    .ok_or_else(|| format!("join of T{child}, never begun"))?;
+                regs.extend(h.join().map_err(e("join"))??);
+            }
+            Step::Barrier => rt.barrier().map_err(e("barrier"))?,
+        }
+    }
+    if !nbs.is_empty() || !begun.is_empty() {
+        return Err(format!("T{t} ended with handles or tasks not waited for"));
+    }
+    Ok(regs)
+}
+
+/// The on-statement body: runs the named thread; a non-blocking one
+/// publishes its registers in this locale's result area.
+fn body(ctx: &OnCtx, args: &[u8]) -> Vec<u8> {
+    let (pi, t, it) = decode_args(args);
+    let rt = ctx.rt();
+    let regs = run_thread(rt, pi, t, it).unwrap_or_else(|err| panic!("T{t}: {err}"));
+    if programs()[pi].is_nb_body(t) {
+        // The harness reads this thread's stores once `done` is set: end the
+        // task's visibility obligations first (the layer would at its end).
+        rt.task_end_hook()
+            .unwrap_or_else(|err| panic!("T{t}: task end: {err}"));
+        for (k, (r, v)) in regs.iter().enumerate() {
+            result_word(t, k).store((*r as u64) << 8 | *v as u64 | 1 << 16, Ordering::Relaxed);
+        }
+        result_word(t, MAX_REGS).store(it + 1, Ordering::Release);
+        return Vec::new();
+    }
+    encode_regs(&regs)
+}
+
+/// One iteration of program `pi` on this locale: returns `key=value` pairs.
+fn iteration(rt: &'static Runtime, pi: usize, it: u64) -> R<Vec<(String, u8)>> {
+    let p = &programs()[pi];
+    let me = rt.here() as u8;
+    let size = size_of(p);
+    // Reset the words this locale owns, and the done words of its bodies.
+    for (w, word) in p.words.iter().enumerate() {
+        if word.home == me {
+            let len = if word.atomic { 8 } else { size };
+            rt.put(word_ptr(p, w as u8)?, &pattern(it, 0, len))
+                .map_err(e("reset"))?;
+        }
+    }
+    let nb_here: Vec<u8> = (0..p.threads.len() as u8)
+        .filter(|&t| p.threads[t as usize].locale == me && p.is_nb_body(t))
+        .collect();
+    for &t in &nb_here {
+        for k in 0..=MAX_REGS {
+            result_word(t, k).store(0, Ordering::Relaxed);
+        }
+    }
+    let oob = rt.comm().oob();
+    oob.barrier().map_err(e("oob barrier"))?;
+
+    // Start this locale's top-level threads.
+    let mut tasks = Vec::new();
+    let mut foreign = Vec::new();
+    let mut main = None;
+    for t in p.top_level() {
+        let th = &p.threads[t as usize];
+        if th.locale != me {
+            continue;
+        }
+        match th.kind {
+            ThreadKind::Task => tasks.push(
+                rt.spawn(move || run_thread(rt, pi, t, it))
+                    .map_err(e("spawn"))?,
+            ),
+            ThreadKind::Foreign => foreign.push(std::thread::spawn(move || {
+                let r = run_thread(rt, pi, t, it);
+                r.and_then(|regs| {
+                    rt.task_end_hook().map_err(e("task end (foreign)"))?;
+                    Ok(regs)
+                })
+            })),
+            ThreadKind::Main | ThreadKind::Child => main = Some(t),
+        }
+    }
+    let mut regs: Regs = Vec::new();
+    if let Some(t) = main {
+        regs.extend(run_thread(rt, pi, t, it)?);
+        rt.task_end_hook().map_err(e("task end (main)"))?;
+    }
+    for h in tasks {
+        regs.extend(h.join().map_err(e("join"))??);
+    }
+    for h in foreign {
+        regs.extend(
+            h.join()
+                .map_err(|_| "foreign thread panicked".to_string())??,
+        );
+    }
+    // Bodies of non-blocking on-statements that run here.
+    let t0 = Instant::now();
+    for &t in &nb_here {
+        while result_word(t, MAX_REGS).load(Ordering::Acquire) != it + 1 {
+            if t0.elapsed() > STUCK {
+                return Err(format!("the non-blocking body T{t} never finished"));
+            }
+            std::thread::yield_now();
+        }
+        for k in 0..MAX_REGS {
+            let x = result_word(t, k).load(Ordering::Relaxed);
+            if x & 1 << 16 != 0 {
+                regs.push(((x >> 8) as u8, x as u8));
+            }
+        }
+    }
+    oob.barrier().map_err(e("oob barrier"))?;
+    // Final values of the words this locale owns.
+    let mut kv: Vec<(String, u8)> = regs
+        .into_iter()
+        .map(|(r, v)| (format!("r{r}"), v))
+        .collect();
+    for (w, word) in p.words.iter().enumerate() {
+        if word.home == me {
+            let len = if word.atomic { 8 } else { size };
+            let mut buf = vec![0u8; len];
+            rt.get(&mut buf, word_ptr(p, w as u8)?)
+                .map_err(e("final read"))?;
+            kv.push((format!("w{w}"), decode(&buf, it)));
+        }
+    }
+    Ok(kv)
+}
+
+fn value_text(v: u8) -> String {
+    match v {
+        OLD => "old".into(),
+        TORN => "torn".into(),
+        v => v.to_string(),
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    iters: u64,
+    forbidden: u64,
+    seen: BTreeMap<String, u64>,
+}
+
+fn run() -> R<u64> {
+    let builder = Builder::new();
+    let body_id = builder
+        .register("litmus-gen.body", body)
+        .map_err(e("register"))?;
+    let rt = builder.init().map_err(e("init"))?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let select = args.first().cloned().unwrap_or_else(|| "all".into());
+    let iters: u64 = args
+        .get(1)
+        .map(|s| s.parse().map_err(|_| format!("bad iteration count {s:?}")))
+        .transpose()?
+        .unwrap_or(20);
+    let num = |name: &str, default: u64| -> R<u64> {
+        std::env::var(name)
+            .ok()
+            .map(|v| {
+                v.parse()
+                    .map_err(|_| format!("{name}={v:?} is not a number"))
+            })
+            .transpose()
+            .map(|o| o.unwrap_or(default))
+    };
+    let seed = num("LITMUS_GEN_SEED", 1)?;
+    let stride = num("LITMUS_GEN_STRIDE", 1)?.max(1) as usize;
+    let offset = num("LITMUS_GEN_OFFSET", 0)? as usize;
+    let show = num("LITMUS_GEN_SHOW", 5)?;
+    if rt.num_locales() != LOCALES as u32 {
+        return Err(format!(
+            "run with {LOCALES} locales (pgasrun -n {LOCALES}), not {}",
+            rt.num_locales()
+        ));
+    }
+    if rt.num_workers() < 3 {
+        return Err("run with PGAS_NUM_WORKERS=3 or more".into());
+    }
+    let inject1 = (rt.comm().provider().inject_size + 1).clamp(9, 64 << 10);
+    let slot = inject1.next_multiple_of(64);
+    let area = rt
+        .alloc_all::<u8>(MAX_WORDS * slot + MAX_THREADS * (MAX_REGS + 1) * 8)
+        .map_err(e("alloc_all"))?;
+    let _ = ENV.set(Env {
+        area,
+        slot,
+        inject1,
+        body: body_id,
+        max_delay: num("LITMUS_GEN_DELAY", 3000)?,
+        seed,
+    });
+    let matching = std::env::var("LITMUS_GEN_MATCH")
+        .ok()
+        .filter(|m| !m.is_empty());
+    let families: Option<BTreeSet<String>> =
+        (select != "all").then(|| select.split(',').map(|s| s.trim().to_uppercase()).collect());
+    let chosen: Vec<usize> = programs()
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| families.as_ref().is_none_or(|f| f.contains(p.family)))
+        .filter(|(_, p)| {
+            matching
+                .as_ref()
+                .is_none_or(|m| p.text().contains(m.as_str()))
+        })
+        .map(|(i, _)| i)
+        .skip(offset)
+        .step_by(stride)
+        .collect();
+    if chosen.is_empty() {
+        return Err(format!("no program in {select:?}"));
+    }
+    let me = rt.here();
+    let allowed: Vec<BTreeSet<String>> = if me == 0 {
+        chosen
+            .iter()
+            .map(|&i| programs()[i].allowed())
+            .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
+    let mut tally: Vec<Tally> = chosen.iter().map(|_| Tally::default()).collect();
+    let mut shown = 0;
+    let weakened =
+        std::env::var("PGAS_MCM_WEAKEN").is_ok_and(|v| !v.trim().is_empty() && v.trim() != "none");
+    let mut it = 0u64;
+    // Round-robin over the programs, so a short run still covers them all.
+    for _round in 0..iters {
+        for (k, &pi) in chosen.iter().enumerate() {
+            let kv = iteration(rt, pi, it).map_err(|err| {
+                format!("program {pi} ({}), iteration {it}: {err}", programs()[pi])
+            })?;
+            let mut mine = Vec::new();
+            for (key, v) in kv {
+                mine.extend_from_slice(format!("{key}={}\n", value_text(v)).as_bytes());
+            }
+            let all = rt.comm().oob().allgather(&mine).map_err(e("allgather"))?;
+            if me == 0 {
+                let mut parts: BTreeMap<(u8, u32), String> = BTreeMap::new();
+                for line in all.iter().flat_map(|b| {
+                    String::from_utf8_lossy(b)
+                        .into_owned()
+                        .lines()
+                        .map(str::to_owned)
+                        .collect::<Vec<_>>()
+                }) {
+                    let (key, v) = line.split_once('=').ok_or("garbled gather")?;
+                    let order = if key.starts_with('r') { 0 } else { 1 };
+                    let n: u32 = key[1..].parse().map_err(|_| "garbled key")?;
+                    parts.insert((order, n), format!("{key}={v}"));
+                }
+                let outcome = parts.into_values().collect::<Vec<_>>().join(" ");
+                let t = &mut tally[k];
+                t.iters += 1;
+                *t.seen.entry(outcome.clone()).or_insert(0) += 1;
+                if !allowed[k].contains(&outcome) {
+                    t.forbidden += 1;
+                    if shown < show {
+                        shown += 1;
+                        println!(
+                            "gen-forbidden id={pi} family={} it={it} outcome={outcome:?} program={}",
+                            programs()[pi].family,
+                            programs()[pi]
+                        );
+                    }
+                }
+            }
+            it += 1;
+        }
+    }
+    let mut forbidden = 0;
+    if me == 0 {
+        let mut per_family: BTreeMap<&str, (u64, u64, u64, u64)> = BTreeMap::new();
+        for (k, &pi) in chosen.iter().enumerate() {
+            let p = &programs()[pi];
+            let t = &tally[k];
+            let gaps: Vec<&String> = allowed[k]
+                .iter()
+                .filter(|o| !t.seen.contains_key(*o))
+                .collect();
+            let seen: Vec<String> = t.seen.iter().map(|(o, n)| format!("{o}:{n}")).collect();
+            println!(
+                "gen id={pi} family={} iters={} forbidden={} seen={:?} gaps={:?} program={}",
+                p.family, t.iters, t.forbidden, seen, gaps, p
+            );
+            let f = per_family.entry(p.family).or_default();
+            f.0 += 1;
+            f.1 += t.iters;
+            f.2 += t.forbidden;
+            f.3 += gaps.len() as u64;
+            forbidden += t.forbidden;
+        }
+        for (fam, (n, iters, forb, gaps)) in &per_family {
+            println!(
+                "gen-family family={fam} programs={n} iters={iters} forbidden={forb} gaps={gaps}"
+            );
+        }
+        println!(
+            "gen-summary mode={} provider={} programs={} iterations={it} forbidden={forbidden} weakened={weakened}",
+            rt.mode(),
+            rt.provider_name(),
+            chosen.len(),
+        );
+    }
+    rt.finalize().map_err(e("finalize"))?;
+    Ok(if weakened { 0 } else { forbidden })
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(0) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::from(1),
+        Err(err) => {
+            eprintln!("litmus_gen: {err}");
+            ExitCode::from(2)
+        }
+    }
+}
