@@ -1286,6 +1286,14 @@ fn human_size(b: usize) -> String {
 ///
 /// Not `Send`: it belongs to the transmit context of the thread that
 /// created it, whose ordering state it is part of.
+///
+/// Borrowed-buffer non-blocking operations cannot be started from safe code:
+///
+/// ```compile_fail,E0133
+/// fn post(c: &comm_ofi::Comm, at: comm_ofi::GlobalAddr, b: &[u8]) {
+///     let _ = c.put_nb(at, b);
+/// }
+/// ```
 #[must_use = "a non-blocking operation must be waited for before its buffer is reused"]
 pub struct NbHandle<'a> {
     comm: &'a Comm,

@@ -428,6 +428,11 @@ impl<P: Pending + ?Sized> Pending for &mut P {
 /// from [`NbPut::wait`]; dropping it waits. Leaking it (`mem::forget`) leaks
 /// the buffer too, so the network never reads freed memory: the API is safe.
 /// Not `Send`: it belongs to the creating thread's transmit context.
+///
+/// ```compile_fail,E0277
+/// fn needs_send<T: Send>() {}
+/// needs_send::<runtime_shim::NbPut<'static, u64>>();
+/// ```
 #[must_use = "a non-blocking PUT is only known complete once waited for"]
 pub struct NbPut<'a, T: Pod> {
     // Field order is drop order: the handle waits before the buffer goes.
@@ -467,6 +472,11 @@ impl<T: Pod> Pending for NbPut<'_, T> {
 /// A non-blocking GET in flight, owning its destination buffer, which
 /// [`NbGet::wait`] returns filled. Dropping it waits; leaking it leaks the
 /// buffer (safe). Not `Send`, like [`NbPut`].
+///
+/// ```compile_fail,E0277
+/// fn needs_send<T: Send>() {}
+/// needs_send::<runtime_shim::NbGet<'static, u8>>();
+/// ```
 #[must_use = "the data of a non-blocking GET is only there once waited for"]
 pub struct NbGet<'a, T: Pod> {
     handle: comm_ofi::NbHandle<'a>,

@@ -1,0 +1,153 @@
+//! Liveness probes through the public API, run under `pgasrun` by
+//! `tests/tests/liveness.rs` with a time limit (a hang is the failure).
+//!
+//! ```text
+//! pgasrun -n 2 liveness barrier-in-task|handlers-prove|forget-nb [ROUNDS]
+//! ```
+//!
+//! * `barrier-in-task`: every round, a task PUTs a word to the next locale
+//!   and enters the barrier from inside the task; after it, the word from
+//!   the previous locale must be there. The barrier's flag PUTs are
+//!   injected on the task's own context; on providers with manual progress
+//!   (tcp;ofi_rxm, udp;ofi_rxd) they leave only while someone reads that
+//!   context's CQ, so the waiting task must drive it.
+//! * `handlers-prove`: both locales at once send "fast" on-statements whose
+//!   bodies (in the target's handler thread) do a non-fetching native atomic
+//!   back on the sender's word. With `PGAS_AM_DONE=put` each handler must
+//!   prove its atomic visible (a no-op to the other locale) before its
+//!   'done': if the other *handler* had to answer, two handlers proving to
+//!   each other would wait forever. Counts are checked at the end.
+//! * `forget-nb`: `mem::forget` of non-blocking GET/PUT handles in safe
+//!   code, then fresh allocations that the leaked transfers must not touch.
+
+use runtime_shim::{Builder, Runtime};
+use std::process::ExitCode;
+
+type R<T = ()> = Result<T, String>;
+
+fn e<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
+    move |err| format!("{what}: {err}")
+}
+
+fn barrier_in_task(rt: &'static Runtime, rounds: u64) -> R {
+    let n = rt.num_locales();
+    let me = rt.here();
+    let d = rt.alloc_all::<u64>(1).map_err(e("alloc_all"))?;
+    rt.barrier().map_err(e("barrier"))?;
+    let next = (me + 1) % n;
+    let prev = (me + n - 1) % n;
+    for r in 1..=rounds {
+        let target = d.at(next).map_err(e("at"))?;
+        let t = rt
+            .spawn(move || -> R {
+                rt.put(target, &[r * 1000 + me as u64]).map_err(e("put"))?;
+                rt.barrier().map_err(e("barrier in a task"))
+            })
+            .map_err(e("spawn"))?;
+        t.join().map_err(e("join"))??;
+        let got = rt.get_value(d.local()).map_err(e("get"))?;
+        if got != r * 1000 + prev as u64 {
+            return Err(format!(
+                "round {r}: locale {me} holds {got}, expected {} from locale {prev}",
+                r * 1000 + prev as u64
+            ));
+        }
+        // Nobody writes the word again before everyone has read it.
+        rt.barrier().map_err(e("barrier"))?;
+    }
+    Ok(())
+}
+
+fn handlers_prove(rt: &'static Runtime, rounds: u64, add: runtime_shim::FnId) -> R {
+    let n = rt.num_locales();
+    let me = rt.here();
+    let c = rt.alloc_all::<u64>(1).map_err(e("alloc_all"))?;
+    rt.put_value(c.local(), 0).map_err(e("reset"))?;
+    rt.barrier().map_err(e("barrier"))?;
+    let other = (me + 1) % n;
+    let word = c.local().global_addr();
+    for _ in 0..rounds {
+        rt.on_fast(other, add, &word.addr.to_le_bytes())
+            .map_err(e("on_fast"))?;
+    }
+    rt.barrier().map_err(e("barrier"))?;
+    let got = rt.atomic(c.local()).read().map_err(e("read"))?;
+    if got != rounds {
+        return Err(format!(
+            "locale {me}: {got} of {rounds} atomic adds arrived"
+        ));
+    }
+    Ok(())
+}
+
+fn forget_nb(rt: &'static Runtime, rounds: u64) -> R {
+    const N: usize = 1 << 16;
+    let n = rt.num_locales();
+    let me = rt.here();
+    let d = rt.alloc_all::<u8>(N).map_err(e("alloc_all"))?;
+    rt.put(d.local(), &vec![0x5a; N]).map_err(e("fill"))?;
+    rt.barrier().map_err(e("barrier"))?;
+    let peer = d.at((me + 1) % n).map_err(e("at"))?;
+    for r in 0..rounds {
+        // Safe code: the handles own their buffers, so forgetting them
+        // leaks the buffers instead of letting the transfers land in
+        // memory that is freed and reused.
+        std::mem::forget(rt.get_nb(peer, N).map_err(e("get_nb"))?);
+        std::mem::forget(rt.put_nb(peer, vec![0x5a; N]).map_err(e("put_nb"))?);
+        let fresh = vec![r as u8; N];
+        rt.task_end_hook().map_err(e("task end"))?;
+        if let Some(k) = fresh.iter().position(|b| *b != r as u8) {
+            return Err(format!(
+                "round {r}: byte {k} of a fresh buffer was overwritten by a forgotten transfer"
+            ));
+        }
+    }
+    rt.barrier().map_err(e("barrier"))?;
+    Ok(())
+}
+
+fn run() -> R {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let what = args.first().cloned().unwrap_or_default();
+    let rounds: u64 = match args.get(1) {
+        Some(s) => s.parse().map_err(|_| format!("bad round count {s:?}"))?,
+        None => 100,
+    };
+    let builder = Builder::new();
+    let add = builder
+        .register("liveness.add-back", |ctx, args| {
+            let addr = u64::from_le_bytes(args[..8].try_into().expect("8 bytes"));
+            let w = runtime_shim::GlobalPtr::<u64>::new(ctx.caller(), addr);
+            ctx.rt()
+                .atomic(w)
+                .add(1)
+                .unwrap_or_else(|err| panic!("add back: {err}"));
+            Vec::new()
+        })
+        .map_err(e("register"))?;
+    let rt = builder.init().map_err(e("init"))?;
+    match what.as_str() {
+        "barrier-in-task" => barrier_in_task(rt, rounds)?,
+        "handlers-prove" => handlers_prove(rt, rounds, add)?,
+        "forget-nb" => forget_nb(rt, rounds)?,
+        other => return Err(format!("unknown probe {other:?}")),
+    }
+    if rt.here() == 0 {
+        println!(
+            "liveness {what} ok: {rounds} rounds, {} {}",
+            rt.provider_name(),
+            rt.mode()
+        );
+    }
+    rt.finalize().map_err(e("finalize"))
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("liveness: {err}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,425 @@
+//! The generated litmus programs (`pgas_tests::litmus_gen`), run through the
+//! public API of `runtime-shim` on every provider in every MCM mode it
+//! honours, plus cells with atomics forced through the CPU route
+//! (`PGAS_AMO_VIA_AM=1`) and with unbound worker threads
+//! (`PGAS_MAX_TX_CONTEXTS`); zero forbidden outcomes asserted everywhere.
+//! Then the negative controls: each hole the conformance issue closed is
+//! re-opened with its `PGAS_MCM_WEAKEN` switch, and the suite must see it
+//! where it shows reliably (the others are reported in the full run).
+//!
+//! CI runs a few rounds per cell (a couple of minutes in all). The full run,
+//! at least 10^4 iterations per program family and cell (2,000 on the slow
+//! `sockets` provider), writes the report of `docs/conformance.md`:
+//!
+//! ```text
+//! LITMUS_GEN_FULL=1 LITMUS_GEN_REPORT=/tmp/gen.md cargo test --release -p pgas-tests --test litmus_gen
+//! ```
+//! (`scripts/litmus-full` runs it and the hand-written suite's full run.)
+
+use pgas_tests::{example, launch, litmus_gen};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+/// One job: a provider, a mode, extra environment.
+#[derive(Clone, Debug)]
+struct Cell {
+    provider: &'static str,
+    mode: &'static str,
+    extra: Vec<(&'static str, &'static str)>,
+    label: &'static str,
+}
+
+fn cell(provider: &'static str, mode: &'static str) -> Cell {
+    Cell {
+        provider,
+        mode,
+        extra: Vec::new(),
+        label: "",
+    }
+}
+
+/// Every provider x mode it honours, plus the CPU-route and unbound cells.
+fn cells() -> Vec<Cell> {
+    let mut v = vec![
+        cell("shm", "message-order"),
+        cell("shm", "delivery-complete"),
+        cell("tcp;ofi_rxm", "message-order"),
+        cell("tcp;ofi_rxm", "delivery-complete"),
+        cell("udp;ofi_rxd", "message-order"),
+        cell("udp;ofi_rxd", "delivery-complete"),
+        cell("sockets", "message-order-fence"),
+        cell("sockets", "message-order"),
+        cell("sockets", "delivery-complete"),
+    ];
+    for (provider, mode) in [("shm", "message-order"), ("sockets", "message-order-fence")] {
+        v.push(Cell {
+            extra: vec![("PGAS_AMO_VIA_AM", "1")],
+            label: "CPU-route atomics",
+            ..cell(provider, mode)
+        });
+    }
+    for (provider, mode) in [
+        ("tcp;ofi_rxm", "message-order"),
+        ("shm", "delivery-complete"),
+    ] {
+        v.push(Cell {
+            // 2 + 1 handler + 3 workers wanted: 5 leaves the workers three
+            // shared contexts.
+            extra: vec![("PGAS_MAX_TX_CONTEXTS", "5")],
+            label: "unbound workers",
+            ..cell(provider, mode)
+        });
+    }
+    v
+}
+
+/// What one job reported.
+#[derive(Debug, Default)]
+struct JobOut {
+    ok: bool,
+    summary: String,
+    /// family -> (programs, iterations, forbidden, gaps)
+    families: BTreeMap<String, (u64, u64, u64, u64)>,
+    forbidden_lines: Vec<String>,
+    tail: String,
+    secs: f64,
+}
+
+impl JobOut {
+    fn forbidden(&self) -> u64 {
+        self.families.values().map(|f| f.2).sum()
+    }
+    fn iterations(&self) -> u64 {
+        self.families.values().map(|f| f.1).sum()
+    }
+}
+
+fn field(line: &str, key: &str) -> u64 {
+    line.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn run_job(
+    c: &Cell,
+    families: &str,
+    rounds: u64,
+    extra: &[(&str, &str)],
+    timeout: Duration,
+) -> JobOut {
+    let mut env: Vec<(&str, &str)> = vec![
+        ("PGAS_PROVIDER", c.provider),
+        ("PGAS_MCM_MODE", c.mode),
+        ("PGAS_NUM_WORKERS", "3"),
+    ];
+    env.extend(c.extra.iter().copied());
+    env.extend(extra.iter().copied());
+    let rounds_s = rounds.to_string();
+    let t0 = Instant::now();
+    let run = launch(
+        litmus_gen::LOCALES as usize,
+        &example("litmus_gen"),
+        &[families, &rounds_s],
+        &env,
+        timeout,
+    );
+    let mut out = JobOut {
+        ok: run.ok(),
+        secs: t0.elapsed().as_secs_f64(),
+        ..JobOut::default()
+    };
+    for line in run.stdout.lines() {
+        if let Some(rest) = line.strip_prefix("gen-family ") {
+            let fam = rest
+                .split_whitespace()
+                .find_map(|kv| kv.strip_prefix("family="))
+                .unwrap_or("?")
+                .to_string();
+            out.families.insert(
+                fam,
+                (
+                    field(rest, "programs"),
+                    field(rest, "iters"),
+                    field(rest, "forbidden"),
+                    field(rest, "gaps"),
+                ),
+            );
+        } else if line.starts_with("gen-summary") {
+            out.summary = line.to_string();
+        } else if line.starts_with("gen-forbidden") {
+            out.forbidden_lines.push(line.to_string());
+        }
+    }
+    let tail: Vec<&str> = run.stderr.lines().rev().take(12).collect();
+    out.tail = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
+    out
+}
+
+fn describe(c: &Cell) -> String {
+    if c.label.is_empty() {
+        format!("{} {}", c.provider, c.mode)
+    } else {
+        format!("{} {} ({})", c.provider, c.mode, c.label)
+    }
+}
+
+/// The families and how many programs each has (for per-family rounds).
+fn family_sizes() -> BTreeMap<&'static str, usize> {
+    let mut m = BTreeMap::new();
+    for p in litmus_gen::generate() {
+        *m.entry(p.family).or_insert(0) += 1;
+    }
+    m
+}
+
+#[test]
+fn generated_programs_conform_through_the_public_api() {
+    let full = std::env::var("LITMUS_GEN_FULL").is_ok_and(|v| v == "1");
+    let sizes = family_sizes();
+    let mut report = String::new();
+    let mut problems = Vec::new();
+    let t_all = Instant::now();
+    let mut rows = Vec::new();
+    for c in cells() {
+        let slow = c.provider == "sockets";
+        // CI: a few rounds over every program. Full: per family, enough
+        // rounds for 10^4 iterations (2,000 on sockets).
+        let jobs: Vec<(String, u64)> = if full {
+            let target: u64 = if slow { 2_000 } else { 10_000 };
+            sizes
+                .iter()
+                .map(|(f, n)| (f.to_string(), target.div_ceil(*n as u64)))
+                .collect()
+        } else {
+            vec![("all".to_string(), if slow { 1 } else { 3 })]
+        };
+        let mut merged = JobOut {
+            ok: true,
+            ..JobOut::default()
+        };
+        for (fams, rounds) in &jobs {
+            let o = run_job(
+                &c,
+                fams,
+                *rounds,
+                &[],
+                Duration::from_secs(if full { 7200 } else { 600 }),
+            );
+            merged.ok &= o.ok;
+            merged.secs += o.secs;
+            merged.families.extend(o.families);
+            merged.forbidden_lines.extend(o.forbidden_lines);
+            if !o.ok {
+                merged.tail = o.tail;
+            }
+        }
+        if !merged.ok {
+            problems.push(format!("{}: job failed:\n{}", describe(&c), merged.tail));
+        }
+        if merged.forbidden() > 0 {
+            problems.push(format!(
+                "{}: {} forbidden outcome(s):\n{}",
+                describe(&c),
+                merged.forbidden(),
+                merged.forbidden_lines.join("\n")
+            ));
+        }
+        if merged.families.len() != sizes.len() {
+            problems.push(format!(
+                "{}: {} families reported, {} generated",
+                describe(&c),
+                merged.families.len(),
+                sizes.len()
+            ));
+        }
+        rows.push((c, merged));
+    }
+    // Table: one row per cell, iterations / forbidden / gaps per family.
+    let fams: Vec<&str> = sizes.keys().copied().collect();
+    let _ = writeln!(
+        report,
+        "| cell | {} | total iterations | forbidden | time |",
+        fams.join(" | ")
+    );
+    let _ = writeln!(report, "|---|{}---|---|---|", "---|".repeat(fams.len()));
+    for (c, o) in &rows {
+        let cols: Vec<String> = fams
+            .iter()
+            .map(|f| match o.families.get(*f) {
+                Some((_, it, forb, gaps)) => format!("{it} / {forb} / {gaps}"),
+                None => "not run".into(),
+            })
+            .collect();
+        let _ = writeln!(
+            report,
+            "| {} | {} | {} | {} | {:.0} s |",
+            describe(c),
+            cols.join(" | "),
+            o.iterations(),
+            o.forbidden(),
+            o.secs
+        );
+    }
+    if let Ok(path) = std::env::var("LITMUS_GEN_REPORT") {
+        let head = format!(
+            "{} run: {} generated programs in {} families ({}), {} cells, {:.0} s wall on \
+             the shared 2-core machine. Each family column: iterations / forbidden outcomes / \
+             allowed outcomes never seen (coverage gaps, summed over the family's programs).\n\n",
+            if full {
+                "Full (`LITMUS_GEN_FULL=1`)"
+            } else {
+                "CI"
+            },
+            litmus_gen::generate().len(),
+            sizes.len(),
+            sizes
+                .iter()
+                .map(|(f, n)| format!("{f} {n}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            rows.len(),
+            t_all.elapsed().as_secs_f64()
+        );
+        std::fs::write(&path, head + &report).unwrap_or_else(|e| panic!("writing {path}: {e}"));
+    }
+    eprintln!("{report}");
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// A negative control: the weakening, where, which programs, how many
+/// rounds, and whether CI asserts it is caught.
+struct Control {
+    weakening: &'static str,
+    cell: Cell,
+    families: &'static str,
+    matching: &'static str,
+    rounds: u64,
+    asserted: bool,
+}
+
+fn controls(full: bool) -> Vec<Control> {
+    let k = if full { 10 } else { 1 };
+    let unbound = |c: Cell| Cell {
+        extra: vec![("PGAS_MAX_TX_CONTEXTS", "5")],
+        label: "unbound workers",
+        ..c
+    };
+    vec![
+        // Hole 3: a local non-blocking on-statement without task create.
+        Control {
+            weakening: "local-nb-on-no-task-create",
+            cell: cell("tcp;ofi_rxm", "message-order"),
+            families: "TASK-CREATE",
+            matching: "on_nb L0",
+            rounds: 60 * k,
+            asserted: true,
+        },
+        // Hole 4: postponed AMOs on threads without a context of their own.
+        Control {
+            weakening: "postpone-unbound",
+            cell: unbound(cell("tcp;ofi_rxm", "message-order")),
+            families: "MP-AMO",
+            matching: "",
+            rounds: 200 * k,
+            asserted: true,
+        },
+        // Hole 5: a GET still reading after a release.
+        Control {
+            weakening: "war-unsettled",
+            cell: cell("tcp;ofi_rxm", "message-order"),
+            families: "WAR",
+            matching: "write(1); wait",
+            rounds: 300 * k,
+            asserted: true,
+        },
+        // Hole 1: a local CPU atomic before the earlier stores are visible.
+        Control {
+            weakening: "local-amo-no-force",
+            cell: cell("tcp;ofi_rxm", "message-order"),
+            families: "MP",
+            matching: "w1@L0.write(1)",
+            rounds: 150 * k,
+            asserted: false,
+        },
+        // Hole 2: a reading AMO overtaking a write to another locale.
+        Control {
+            weakening: "read-amo-no-force",
+            cell: cell("shm", "message-order"),
+            families: "SB",
+            matching: "",
+            rounds: 100 * k,
+            asserted: false,
+        },
+        // No forcing at all.
+        Control {
+            weakening: "no-forcing",
+            cell: cell("tcp;ofi_rxm", "message-order"),
+            families: "all",
+            matching: "",
+            rounds: 3 * k,
+            asserted: true,
+        },
+    ]
+}
+
+#[test]
+fn negative_controls_see_the_reopened_holes() {
+    let full = std::env::var("LITMUS_GEN_FULL").is_ok_and(|v| v == "1");
+    let mut report = String::from(
+        "| weakening (`PGAS_MCM_WEAKEN`) | cell | programs | iterations | forbidden | asserted in CI |\n|---|---|---|---|---|---|\n",
+    );
+    let mut problems = Vec::new();
+    for ctl in controls(full) {
+        let extra: Vec<(&str, &str)> = vec![
+            ("PGAS_MCM_WEAKEN", ctl.weakening),
+            ("LITMUS_GEN_MATCH", ctl.matching),
+            ("LITMUS_GEN_SHOW", "2"),
+        ];
+        let o = run_job(
+            &ctl.cell,
+            ctl.families,
+            ctl.rounds,
+            &extra,
+            Duration::from_secs(if full { 3600 } else { 600 }),
+        );
+        if !o.ok {
+            problems.push(format!(
+                "{} on {}: job failed:\n{}",
+                ctl.weakening,
+                describe(&ctl.cell),
+                o.tail
+            ));
+        }
+        if ctl.asserted && o.forbidden() == 0 {
+            problems.push(format!(
+                "{} on {}: the re-opened hole was never seen in {} iterations",
+                ctl.weakening,
+                describe(&ctl.cell),
+                o.iterations()
+            ));
+        }
+        let _ = writeln!(
+            report,
+            "| {} | {} | {}{} | {} | {} | {} |",
+            ctl.weakening,
+            describe(&ctl.cell),
+            ctl.families,
+            if ctl.matching.is_empty() {
+                String::new()
+            } else {
+                format!(" matching `{}`", ctl.matching)
+            },
+            o.iterations(),
+            o.forbidden(),
+            if ctl.asserted { "yes" } else { "no" }
+        );
+    }
+    if let Ok(path) = std::env::var("LITMUS_GEN_REPORT") {
+        let path = format!("{path}.controls");
+        std::fs::write(&path, &report).unwrap_or_else(|e| panic!("writing {path}: {e}"));
+    }
+    eprintln!("{report}");
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}

@@ -1,0 +1,59 @@
+//! Liveness and soundness probes of the public API (`tests/examples/liveness.rs`)
+//! under a time limit: a hang is a failure.
+//!
+//! * a barrier entered from inside a task, on the providers with manual
+//!   progress (tcp;ofi_rxm, udp;ofi_rxd) and on shm;
+//! * `PGAS_AM_DONE=put` with handler threads that must prove native atomics
+//!   visible to each other (shm and sockets have native atomics);
+//! * forgotten non-blocking handles in safe code do not write into memory
+//!   that was freed and reused.
+
+use pgas_tests::{example, launch};
+use std::time::Duration;
+
+fn probe(provider: &str, what: &str, rounds: &str, extra: &[(&str, &str)]) {
+    probe_n(2, provider, what, rounds, extra)
+}
+
+fn probe_n(n: usize, provider: &str, what: &str, rounds: &str, extra: &[(&str, &str)]) {
+    let mut env = vec![("PGAS_PROVIDER", provider)];
+    env.extend_from_slice(extra);
+    let run = launch(
+        n,
+        &example("liveness"),
+        &[what, rounds],
+        &env,
+        Duration::from_secs(120),
+    );
+    run.assert_ok(&format!("liveness {what} on {provider} {extra:?}"));
+    assert!(
+        run.stdout
+            .contains(&format!("liveness {what} ok: {rounds} rounds")),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn barrier_from_a_task_on_manual_progress_providers() {
+    // 4 locales: without the waiting task driving its own context, the job
+    // hung on udp;ofi_rxd (the flag PUTs of later rounds sat in the endpoint).
+    for p in ["tcp;ofi_rxm", "udp;ofi_rxd", "shm"] {
+        probe_n(4, p, "barrier-in-task", "150", &[]);
+    }
+}
+
+#[test]
+fn handlers_proving_to_each_other_with_done_by_put() {
+    for p in ["shm", "sockets"] {
+        probe(p, "handlers-prove", "300", &[("PGAS_AM_DONE", "put")]);
+    }
+    probe("shm", "handlers-prove", "300", &[]);
+}
+
+#[test]
+fn forgotten_nonblocking_handles_do_not_touch_reused_memory() {
+    for p in ["shm", "tcp;ofi_rxm"] {
+        probe(p, "forget-nb", "100", &[]);
+    }
+}
