@@ -8,7 +8,9 @@
 use crate::config::{AmConfig, DoneMode};
 use crate::error::{Error, Result};
 use crate::executor::{Job, Spawner};
+use crate::idle::Idle;
 use crate::registry::{Entry, FnId, Registry};
+use crate::slot::{self, HeapSlot};
 use crate::wire::{self, Header, Op, FLAG_BLOCKING, FLAG_FAST, HEADER, INLINE_MAX, MAX_REQUEST};
 use comm_ofi::cpu_amo;
 use comm_ofi::{
@@ -21,7 +23,7 @@ use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
-use std::thread::{JoinHandle, Thread};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 thread_local! {
@@ -125,7 +127,8 @@ pub struct Am {
     pub(crate) hq: SegQueue<Work>,
     /// No-op answers the progress thread could not send yet (queue full).
     pub(crate) deferred_nops: SegQueue<Header>,
-    pub(crate) hq_idle: Mutex<Vec<Thread>>,
+    /// Handler threads asleep for lack of work.
+    pub(crate) idle: Idle,
     slots: BufPool,
     sendbufs: BufPool,
     /// Landing zone (both halves) and the size of one half.
@@ -186,8 +189,7 @@ impl AmLayer for Bridge {
                 return Err(into_comm(e));
             }
         };
-        // SAFETY: slot is an 8-aligned heap word owned by this request.
-        unsafe { AtomicU64::from_ptr(slot as *mut u64) }.store(0, Ordering::Release);
+        slot::arm(&HeapSlot(slot));
         let h = Header::new(Op::Nop, FLAG_BLOCKING, am.here, slot);
         // SAFETY: buf is a pool buffer of at least MAX_REQUEST >= HEADER heap
         // bytes that only this request uses until it is returned.
@@ -206,12 +208,9 @@ impl AmLayer for Bridge {
         let [buf, slot] = req.token;
         am.sendbufs.put(buf);
         am.counters.sent.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: as in prepare_proof; the poller sets the word when the
-        // reply comes.
-        let done = unsafe { AtomicU64::from_ptr(slot as *mut u64) };
         // Plain waiting, never helping: the caller holds its transmit
         // context, which helping could need; our poller sets the word.
-        let w = am.wait_word_plain(done);
+        let w = am.wait_word_plain(slot);
         let r = am.take_reply(req.target, slot, w);
         am.slots.put(slot);
         r.map(|_| ()).map_err(into_comm)
@@ -234,10 +233,9 @@ impl AmLayer for Bridge {
 
     fn await_postponed(&self, amo: PostponedAmo) -> comm_ofi::Result<()> {
         let am = self.am()?;
-        // SAFETY: the token is the 8-aligned heap done slot of a postponed
-        // request, which stays ours until returned below.
-        let done = unsafe { AtomicU64::from_ptr(amo.token as *mut u64) };
-        let w = am.wait_word(done);
+        // The token is the done slot of the postponed request, ours until
+        // returned below.
+        let w = am.wait_word(amo.token);
         let r = am.take_reply(amo.target, amo.token, w);
         am.slots.put(amo.token);
         r.map(|_| ()).map_err(into_comm)
@@ -283,7 +281,7 @@ impl Am {
             n,
             hq: SegQueue::new(),
             deferred_nops: SegQueue::new(),
-            hq_idle: Mutex::new(Vec::new()),
+            idle: Idle::default(),
             slots: BufPool::new(wire::SLOT_SIZE, 64),
             sendbufs: BufPool::new(MAX_REQUEST.next_multiple_of(128), 32),
             lz,
@@ -431,15 +429,13 @@ impl Am {
             return Ok(Vec::new());
         }
         let slot = self.slots.get(&self.comm)?;
-        // SAFETY: slot is an 8-aligned heap word owned by this request.
-        let done = unsafe { AtomicU64::from_ptr(slot as *mut u64) };
-        done.store(0, Ordering::Release);
+        slot::arm(&HeapSlot(slot));
         h.slot = slot;
         if let Err(e) = self.send_msg(target, &h, payload) {
             self.slots.put(slot);
             return Err(e);
         }
-        let w = self.wait_word(done);
+        let w = self.wait_word(slot);
         let r = self.take_reply(target, slot, w);
         self.slots.put(slot);
         r
@@ -449,10 +445,8 @@ impl Am {
     fn take_reply(&self, target: Locale, slot: u64, w: u64) -> Result<Vec<u8>> {
         let (len, large, error) = wire::parse_done(w);
         let bytes = if large {
-            let mut a = [0u8; 8];
-            // SAFETY: the slot's reply area holds the target's 8-byte address,
-            // written before the done word (made visible in between).
-            unsafe { std::ptr::copy_nonoverlapping((slot + 8) as *const u8, a.as_mut_ptr(), 8) };
+            // The reply area holds the target's 8-byte address of the reply.
+            let a: [u8; 8] = slot::take(&HeapSlot(slot), 8).try_into().expect("8 bytes");
             let addr = u64::from_le_bytes(a);
             let mut v = vec![0u8; len];
             let got = self.comm.get(&mut v, GlobalAddr::new(target, addr));
@@ -469,11 +463,7 @@ impl Am {
                     msg: format!("garbled done word {w:#x}"),
                 });
             }
-            let mut v = vec![0u8; len];
-            // SAFETY: len <= SLOT_INLINE bytes of the slot's reply area, written
-            // before the done word.
-            unsafe { std::ptr::copy_nonoverlapping((slot + 8) as *const u8, v.as_mut_ptr(), len) };
-            v
+            slot::take(&HeapSlot(slot), len)
         };
         if error {
             return Err(Error::Remote {
@@ -487,11 +477,10 @@ impl Am {
     /// Waits until `w` is nonzero without helping (the caller holds its
     /// transmit context, which helping could need); spins, yields, then
     /// sleeps briefly on providers whose waits block.
-    pub(crate) fn wait_word_plain(&self, w: &AtomicU64) -> u64 {
+    pub(crate) fn wait_word_plain(&self, slot: u64) -> u64 {
         let mut idle = 0u32;
         loop {
-            let v = w.load(Ordering::Acquire);
-            if v != 0 {
+            if let Some(v) = slot::poll(&HeapSlot(slot)) {
                 return v;
             }
             idle += 1;
@@ -508,12 +497,11 @@ impl Am {
     /// Waits until `w` is nonzero. Progress continues meanwhile (the poller
     /// polls); an executor thread runs other queued bodies, a handler thread
     /// other handler work, so nested and recursive on-statements complete.
-    pub(crate) fn wait_word(&self, w: &AtomicU64) -> u64 {
+    pub(crate) fn wait_word(&self, slot: u64) -> u64 {
         let on_handler = IS_HANDLER.with(|h| h.get());
         let mut idle = 0u32;
         loop {
-            let v = w.load(Ordering::Acquire);
-            if v != 0 {
+            if let Some(v) = slot::poll(&HeapSlot(slot)) {
                 return v;
             }
             let helped = if on_handler {
@@ -690,8 +678,7 @@ impl Am {
         h.c = cpu_amo::type_code(req.ty) | cpu_amo::op_code(req.op) << 8 | (req.fetch as u32) << 16;
         if postpone {
             let slot = self.slots.get(&self.comm)?;
-            // SAFETY: slot is an 8-aligned heap word owned by this request.
-            unsafe { AtomicU64::from_ptr(slot as *mut u64) }.store(0, Ordering::Release);
+            slot::arm(&HeapSlot(slot));
             h.slot = slot;
             if let Err(e) = self.send_msg(req.target.locale, &h, &[]) {
                 self.slots.put(slot);
@@ -935,19 +922,14 @@ impl Am {
                 h.src, h.slot
             ));
         }
+        // The slot is a live heap slot of a request that waits for this
+        // reply (checked above); nobody else writes it.
+        let word = wire::done_word(len, large, error);
         if large {
-            // SAFETY: the slot is a live 8-aligned heap slot of a request that
-            // waits for this reply; nobody else writes it.
-            unsafe { std::ptr::write_unaligned((h.slot + 8) as *mut u64, h.a.to_le()) };
+            slot::publish(&HeapSlot(h.slot), &h.a.to_le_bytes(), word);
         } else {
-            // SAFETY: as above; len <= SLOT_INLINE.
-            unsafe {
-                std::ptr::copy_nonoverlapping(payload.as_ptr(), (h.slot + 8) as *mut u8, len)
-            };
+            slot::publish(&HeapSlot(h.slot), &payload[..len], word);
         }
-        // SAFETY: 8-aligned heap word (checked above).
-        let done = unsafe { AtomicU64::from_ptr(h.slot as *mut u64) };
-        done.store(wire::done_word(len, large, error), Ordering::Release);
     }
 
     /// Target side of ExecOnLarge: fetch the arguments, let the initiator
@@ -1108,10 +1090,7 @@ impl Am {
 
     pub(crate) fn push_handler(&self, w: Work) {
         self.hq.push(w);
-        let t = self.hq_idle.lock().pop();
-        if let Some(t) = t {
-            t.unpark();
-        }
+        self.idle.wake_one();
     }
 
     // ------------------------------------------------------------- shutdown
@@ -1148,9 +1127,7 @@ impl Am {
         // Everybody has drained: stop the threads that run bodies.
         self.spawner.shutdown();
         self.stop_handlers.store(true, Ordering::Release);
-        for t in self.hq_idle.lock().drain(..) {
-            t.unpark();
-        }
+        self.idle.wake_all();
         let hs: Vec<_> = self.handlers.lock().drain(..).collect();
         for h in hs {
             let _ = h.join();

@@ -327,7 +327,6 @@ fn repost(am: &Am, i: usize) -> bool {
 
 fn handler_loop(am: &Am) {
     IS_HANDLER.with(|h| h.set(true));
-    let me = std::thread::current();
     let mut idle = 0u32;
     loop {
         if let Some(w) = am.hq.pop() {
@@ -347,11 +346,10 @@ fn handler_loop(am: &Am) {
             std::thread::yield_now();
             continue;
         }
-        am.hq_idle.lock().push(me.clone());
-        if am.hq.is_empty() && !am.stop_handlers.load(Ordering::Acquire) {
-            std::thread::park_timeout(Duration::from_millis(20));
-        }
-        am.hq_idle.lock().retain(|t| t.id() != me.id());
+        am.idle.sleep(
+            || !am.hq.is_empty() || am.stop_handlers.load(Ordering::Acquire),
+            || std::thread::park_timeout(Duration::from_millis(20)),
+        );
         idle = 0;
     }
 }

@@ -27,9 +27,14 @@ pub mod config;
 pub mod error;
 pub mod executor;
 mod handler;
+mod idle;
 mod rawmem;
 pub mod registry;
+mod slot;
 pub mod wire;
+
+#[cfg(all(test, loom))]
+mod loom_tests;
 
 pub use am::{Am, Ctx, Stats};
 pub use config::AmConfig;

@@ -17,17 +17,19 @@
 use crate::am_seam::{AmLayer, AmPort};
 use crate::amo::{AmoType, NativeAtomics};
 use crate::atomics::{AmoRoutes, Settle};
+use crate::contexts::ContextTable;
 use crate::ctx::{LocalBuf, RemoteBuf, RmaOp, Route, SendOp, TxContext, SCRATCH_BYTES};
 use crate::env::Config;
 use crate::error::{Error, Result};
 use crate::heap::Heap;
 use crate::ofi::{Av, Cq, CqEntry, Domain, Endpoint, Fabric, Mr, WaitMode};
 use crate::select::{self, SelectRequest, Selection};
+use crate::sync::MutexGuard;
 use crate::Mode;
 use bootstrap::Oob;
 use libfabric_sys as sys;
 use mcm::{Binding, Blocking, Selector, Transport};
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
@@ -150,8 +152,6 @@ pub struct Comm {
     layout: Layout,
     /// Whether every worker and AM handler has a context of its own.
     bound: bool,
-    /// Which contexts are claimed by a thread for life.
-    claimed: Vec<AtomicBool>,
     rx_serial: Option<crate::ctx::DomainLock>,
     pub(crate) me: Locale,
     n: Locale,
@@ -159,7 +159,7 @@ pub struct Comm {
     native: NativeAtomics,
     peers: Vec<Peer>,
     // Field order is drop order: contexts and endpoints before MRs before the heap.
-    contexts: Vec<Mutex<TxContext>>,
+    contexts: ContextTable<TxContext>,
     progress: Mutex<Option<JoinHandle<()>>>,
     stop: Arc<AtomicBool>,
     rx_ep: Arc<Endpoint>,
@@ -417,7 +417,7 @@ impl Comm {
                 (true, false) => mr.desc(),
                 (true, true) => tx_mrs[i].desc(),
             };
-            contexts.push(Mutex::new(TxContext::new(
+            contexts.push(TxContext::new(
                 i,
                 ep,
                 scratch,
@@ -427,12 +427,12 @@ impl Comm {
                 am_layer.clone(),
                 prov.atomics,
                 prov.inject_size,
-            )));
+            ));
         }
 
         // Which atomics are native.
         let native = if prov.atomics {
-            let ctx = contexts[0].lock();
+            let ctx = &contexts[0];
             NativeAtomics::probe(|ty, op, kind| ctx.atomic_valid(ty.datatype(), op.fi_op(), kind))
         } else {
             NativeAtomics::none()
@@ -448,20 +448,20 @@ impl Comm {
                 "PGAS_MCM_WEAKEN is set: the memory model is deliberately broken (test-only)"
             );
         }
+        let shared_ctx = layout.shared.clone();
         let comm = Comm {
             routes: AmoRoutes::plan(&native, cfg.amo_via_am),
             am_layer,
             selector: Selector::weakened(prov.mode, cfg.weaken),
             layout,
             bound,
-            claimed: (0..num_ctx).map(|_| AtomicBool::new(false)).collect(),
             rx_serial: serial_for_rx,
             me,
             n,
             prov,
             native,
             peers,
-            contexts,
+            contexts: ContextTable::new(contexts, shared_ctx),
             progress: Mutex::new(Some(progress)),
             stop,
             rx_ep,
@@ -641,26 +641,19 @@ impl Comm {
     /// The calling thread's transmit context: its own when it is bound,
     /// otherwise one of the shared ones (locked; a free one if any).
     pub(crate) fn ctx(&self) -> MutexGuard<'_, TxContext> {
+        match self.bound_index() {
+            Some(i) => self.contexts.lock(i),
+            None => self.contexts.shared(SHARED_HINT.with(|h| h.get())),
+        }
+    }
+
+    /// The calling thread's own context, if it claimed one.
+    fn bound_index(&self) -> Option<usize> {
         let me = self as *const Comm as usize;
-        let bound = BOUND_CTX.with(|b| match b.get() {
+        BOUND_CTX.with(|b| match b.get() {
             Some((owner, i)) if owner == me => Some(i),
             _ => None,
-        });
-        if let Some(i) = bound {
-            return self.contexts[i].lock();
-        }
-        let shared = &self.layout.shared;
-        if shared.len() == 1 {
-            return self.contexts[shared[0]].lock();
-        }
-        let start = SHARED_HINT.with(|h| h.get()) % shared.len();
-        for k in 0..shared.len() {
-            let i = shared[(start + k) % shared.len()];
-            if let Some(g) = self.contexts[i].try_lock() {
-                return g;
-            }
-        }
-        self.contexts[shared[start]].lock()
+        })
     }
 
     /// Runs `f` on the caller's context; an unbound context is released
@@ -678,21 +671,26 @@ impl Comm {
         settle: Settle,
         f: impl FnOnce(&mut TxContext) -> Result<R>,
     ) -> Result<R> {
-        let mut ctx = self.ctx();
+        let Some(i) = self.bound_index() else {
+            // A shared context: held for this operation only, released
+            // (the holder's stores forced visible) before it changes hands.
+            if settle != Settle::Nothing {
+                self.settle_postponed(settle)?;
+            }
+            return self
+                .contexts
+                .with_shared(SHARED_HINT.with(|h| h.get()), f, |ctx| {
+                    self.selector.release(ctx)
+                });
+        };
+        let mut ctx = self.contexts.lock(i);
         if settle.applies(&ctx.postponed) {
             let list = std::mem::take(&mut ctx.postponed);
             drop(ctx);
             self.await_postponed(list)?;
-            ctx = self.ctx();
+            ctx = self.contexts.lock(i);
         }
-        let r = f(&mut ctx);
-        if ctx.binding() == Binding::Unbound {
-            let released = self.selector.release(&mut ctx);
-            if r.is_ok() {
-                released?;
-            }
-        }
-        r
+        f(&mut ctx)
     }
 
     /// Drives progress on the calling thread's transmit context without
@@ -702,18 +700,13 @@ impl Comm {
     /// udp;ofi_rxd) an injected PUT may sit in the endpoint until its owner
     /// reads the CQ.
     pub fn progress(&self) -> Result<()> {
-        let me = self as *const Comm as usize;
-        let bound = BOUND_CTX.with(|b| match b.get() {
-            Some((owner, i)) if owner == me => Some(i),
-            _ => None,
-        });
-        match bound {
+        match self.bound_index() {
             Some(i) => {
-                self.contexts[i].lock().drive()?;
+                self.contexts.lock(i).drive()?;
             }
             None => {
-                for &i in &self.layout.shared {
-                    if let Some(mut c) = self.contexts[i].try_lock() {
+                for &i in self.contexts.shared_indices() {
+                    if let Some(mut c) = self.contexts.try_lock(i) {
                         c.drive()?;
                     }
                 }
@@ -762,17 +755,17 @@ impl Comm {
     /// other's queues would hang.
     pub(crate) fn bind_progress_thread(&self) -> Result<()> {
         self.bind_index(PROGRESS_CTX)?;
-        self.contexts[PROGRESS_CTX].lock().set_fail_fast();
+        self.contexts.lock(PROGRESS_CTX).set_fail_fast();
         Ok(())
     }
 
     fn bind_index(&self, idx: usize) -> Result<()> {
-        if self.claimed[idx].swap(true, Ordering::AcqRel) {
+        if self.contexts.claim(idx).is_err() {
             return Err(Error::Unsupported(format!(
                 "transmit context {idx} is already bound to another thread"
             )));
         }
-        self.contexts[idx].lock().bind();
+        self.contexts.lock(idx).bind();
         let me = self as *const Comm as usize;
         BOUND_CTX.with(|b| b.set(Some((me, idx))));
         Ok(())
@@ -1025,11 +1018,11 @@ impl Comm {
     /// theirs when they ended.)
     pub fn force_visible_all(&self) -> Result<()> {
         let mut first_err = self.settle_postponed(Settle::All).err();
-        for c in &self.contexts {
-            if let Err(e) = self.selector.force_visible(&mut c.lock()) {
+        self.contexts.for_each(|c| {
+            if let Err(e) = self.selector.force_visible(c) {
                 first_err.get_or_insert(e);
             }
-        }
+        });
         first_err.map_or(Ok(()), Err)
     }
 
@@ -1198,7 +1191,7 @@ impl Comm {
                 "send_from_progress called outside the AM progress thread".into(),
             ));
         }
-        let mut ctx = self.contexts[PROGRESS_CTX].lock();
+        let mut ctx = self.contexts.lock(PROGRESS_CTX);
         match ctx.inject_send(target as usize, msg) {
             Ok(()) => Ok(true),
             Err(Error::WouldBlock { .. }) => Ok(false),
@@ -1208,8 +1201,8 @@ impl Comm {
 
     /// Reaps completions of [`Comm::send_from_progress`] without waiting.
     pub(crate) fn reap_progress_sends(&self) -> Result<()> {
-        self.contexts[PROGRESS_CTX]
-            .lock()
+        self.contexts
+            .lock(PROGRESS_CTX)
             .progress_nowait()
             .map(|_| ())
     }
@@ -1329,7 +1322,7 @@ impl<'a> NbHandle<'a> {
     /// Whether the operation has completed (reaps completions first).
     pub fn test(&mut self) -> Result<bool> {
         if !self.done {
-            let mut ctx = self.comm.contexts[self.ctx].lock();
+            let mut ctx = self.comm.contexts.lock(self.ctx);
             if !ctx.nb_done(self.seq) {
                 ctx.progress()?;
             }

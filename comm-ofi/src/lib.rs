@@ -10,6 +10,7 @@ pub mod am_seam;
 pub mod amo;
 pub mod atomics;
 pub mod comm;
+pub mod contexts;
 pub mod cpu_amo;
 pub mod ctx;
 pub mod env;
@@ -18,6 +19,7 @@ pub mod heap;
 pub mod ofi;
 pub mod quirks;
 pub mod select;
+pub mod sync;
 
 pub use am_seam::{AmLayer, AmPort, AmoReply, AmoRequest, PostponedAmo};
 pub use amo::{AmoKind, AmoOp, AmoType};

@@ -1,0 +1,97 @@
+//! The done-slot handshake: how a blocking request's reply reaches the
+//! thread that waits for it.
+//!
+//! Exists so that the one ordering rule of the reply path is written once
+//! and model-checked (`tests/loom_handshake.rs`): the reply bytes are
+//! written *before* the done word is stored with `Release`, and read only
+//! *after* the done word was seen with `Acquire`. The poller publishes
+//! (`Reply` messages, `PGAS_AM_DONE=msg`); the initiator polls and takes.
+//! With `PGAS_AM_DONE=put` the target's NIC writes the slot instead, and the
+//! target forces the reply PUTs visible before the done PUT (docs/am.md).
+//!
+//! A slot is a word of registered heap (0 = pending, else the done word,
+//! see `wire::done_word`) followed by the inline reply area.
+
+use comm_ofi::sync::Ordering;
+
+/// The memory of one done slot.
+pub(crate) trait SlotMem {
+    /// Writes `bytes` at the start of the reply area.
+    fn write_reply(&self, bytes: &[u8]);
+    /// Reads `len` bytes of the reply area.
+    fn read_reply(&self, len: usize) -> Vec<u8>;
+    /// Stores the done word.
+    fn store_done(&self, w: u64, o: Ordering);
+    /// Loads the done word.
+    fn load_done(&self, o: Ordering) -> u64;
+}
+
+/// Marks a slot pending before its request is sent.
+pub(crate) fn arm<S: SlotMem>(slot: &S) {
+    slot.store_done(0, Ordering::Release);
+}
+
+/// Target side: the reply, then the done word that releases it.
+pub(crate) fn publish<S: SlotMem>(slot: &S, reply: &[u8], word: u64) {
+    slot.write_reply(reply);
+    slot.store_done(word, Ordering::Release);
+}
+
+/// Initiator side: the done word, once set (acquiring the reply).
+pub(crate) fn poll<S: SlotMem>(slot: &S) -> Option<u64> {
+    let w = slot.load_done(Ordering::Acquire);
+    (w != 0).then_some(w)
+}
+
+/// Initiator side, after [`poll`] returned a word: the reply bytes.
+pub(crate) fn take<S: SlotMem>(slot: &S, len: usize) -> Vec<u8> {
+    slot.read_reply(len)
+}
+
+/// A slot in this locale's registered heap, by address (8-aligned, with
+/// `wire::SLOT_SIZE` bytes; owned by one request at a time).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HeapSlot(pub u64);
+
+impl HeapSlot {
+    fn word(&self) -> &std::sync::atomic::AtomicU64 {
+        // SAFETY: the slot's first 8 bytes are an 8-aligned word of the
+        // registered heap (pool buffers are 128-aligned), which lives as
+        // long as the Am; it is only accessed atomically by this process.
+        unsafe { std::sync::atomic::AtomicU64::from_ptr(self.0 as *mut u64) }
+    }
+}
+
+impl SlotMem for HeapSlot {
+    fn write_reply(&self, bytes: &[u8]) {
+        assert!(
+            bytes.len() <= crate::wire::SLOT_INLINE,
+            "reply too large for a slot"
+        );
+        // SAFETY: the reply area follows the done word inside the slot
+        // (SLOT_SIZE = 8 + SLOT_INLINE); the request that owns the slot is
+        // waiting and does not read it before the done word is set.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), (self.0 + 8) as *mut u8, bytes.len())
+        };
+    }
+
+    fn read_reply(&self, len: usize) -> Vec<u8> {
+        assert!(
+            len <= crate::wire::SLOT_INLINE,
+            "reply too large for a slot"
+        );
+        let mut v = vec![0u8; len];
+        // SAFETY: as above; written before the done word that was acquired.
+        unsafe { std::ptr::copy_nonoverlapping((self.0 + 8) as *const u8, v.as_mut_ptr(), len) };
+        v
+    }
+
+    fn store_done(&self, w: u64, o: Ordering) {
+        self.word().store(w, o);
+    }
+
+    fn load_done(&self, o: Ordering) -> u64 {
+        self.word().load(o)
+    }
+}
