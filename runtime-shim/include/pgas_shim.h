@@ -77,6 +77,15 @@ extern "C" {
 typedef struct pgas_handle pgas_handle_t; /* a non-blocking PUT/GET */
 typedef struct pgas_task pgas_task_t;     /* a task from pgas_begin */
 typedef struct pgas_on_ctx pgas_on_ctx_t; /* what an on-statement body sees */
+typedef struct pgas_team pgas_team_t;     /* a team (pgas_team_world, splits) */
+
+/* ---- reduction ops (teams) --------------------------------------------- */
+#define PGAS_OP_SUM 0
+#define PGAS_OP_MIN 1
+#define PGAS_OP_MAX 2
+#define PGAS_OP_AND 3 /* integers only */
+#define PGAS_OP_OR 4  /* integers only */
+#define PGAS_OP_XOR 5 /* integers only */
 
 /* An on-statement body: runs on the target locale, as a task on a worker
  * (or in the AM handler thread for the fast kinds). arg is NULL when
@@ -175,6 +184,36 @@ int pgas_begin(pgas_task_fn fn, void *arg, pgas_task_t **task);
 int pgas_task_wait(pgas_task_t *task); /* waits, releases the handle */
 
 /* ---- typed atomics ------------------------------------------------------- */
+/* ---- teams and collectives ---------------------------------------------
+ * A team is an ordered set of locales (ranks 0..size-1). Every collective is
+ * called by one task on every member, in the same order; a failure on one
+ * member (e.g. no heap room for its contribution) is returned by all of them.
+ * Collectives are MCM boundaries. */
+/* The world team; NULL if not initialized. Rank and size: >= 0, or a
+ * PGAS_ERR_* code. */
+pgas_team_t *pgas_team_world(void);
+int pgas_team_rank(pgas_team_t *t);
+int pgas_team_size(pgas_team_t *t);
+/* Collective over parent: *out is the new team, or NULL for non-members
+ * (a colour < 0 joins no team). */
+int pgas_team_split_strided(pgas_team_t *parent, int start, int stride, int size,
+                            pgas_team_t **out);
+int pgas_team_split_color(pgas_team_t *parent, int color, int64_t key, pgas_team_t **out);
+/* Split teams only. */
+int pgas_team_destroy(pgas_team_t *t);
+int pgas_team_barrier(pgas_team_t *t);
+/* In place: len bytes of buf at root land in buf on every member. */
+int pgas_team_broadcast(pgas_team_t *t, int root, void *buf, size_t len);
+/* count elements of type (PGAS_TYPE_*), op PGAS_OP_*; dst at root only. */
+int pgas_team_reduce(pgas_team_t *t, int root, int type, int op, const void *src, void *dst,
+                     size_t count);
+int pgas_team_allreduce(pgas_team_t *t, int type, int op, const void *src, void *dst,
+                        size_t count);
+/* dst: size * len bytes, rank order. */
+int pgas_team_fcollect(pgas_team_t *t, const void *src, void *dst, size_t len);
+/* src, dst: size blocks of block bytes; block i of src goes to rank i. */
+int pgas_team_alltoall(pgas_team_t *t, const void *src, void *dst, size_t block);
+
 /* pgas_atomic_{write,read,xchg,cmpxchg}_T, pgas_atomic_{add,sub,min,max}_T,
  * pgas_atomic_fetch_{add,sub,min,max}_T, pgas_atomic_{add,sub,min,max}_unordered_T,
  * and for the integer types also and/or/xor in the three forms, for T in

@@ -37,6 +37,7 @@ pub mod ptr;
 pub mod runtime;
 pub mod strided;
 pub mod tasking;
+pub mod team;
 pub mod unordered;
 
 pub use amhandler::{fn_id, FnId};
@@ -49,3 +50,4 @@ pub use runtime::{
     init, AtomicOp, AtomicRef, Builder, NbGet, NbPut, OnCtx, Pending, Runtime, Scope, ShimConfig,
 };
 pub use tasking::{Group, PoolStats, TaskHandle};
+pub use team::{Reduce, ReduceOp, Team, TEAM_INLINE};

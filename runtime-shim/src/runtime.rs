@@ -172,6 +172,16 @@ impl Builder {
         let cfg = ShimConfig::from_env()?;
         let comm = Comm::init()?;
         let coll = Collectives::new(&comm, cfg.barrier)?;
+        // The world team's area (teams: docs/embedding.md), exchanged once.
+        let world_area = crate::team::Team::new_area_on(&comm, comm.num_locales() as usize)?;
+        let world_areas = comm
+            .oob()
+            .allgather(&world_area.to_le_bytes())
+            .map_err(comm_ofi::Error::from)?
+            .iter()
+            .map(|b| b.as_slice().try_into().map(u64::from_le_bytes))
+            .collect::<std::result::Result<Vec<u64>, _>>()
+            .map_err(|_| Error::State("garbled team area address from a locale".into()))?;
         let cores = pin_plan(&comm, cfg.pin)?;
         let workers = comm.config().num_workers;
         let pool = Pool::start(
@@ -207,6 +217,7 @@ impl Builder {
             cores,
             amo_batch,
             detached: Group::new(),
+            world: OnceLock::new(),
             finalizing: AtomicBool::new(false),
             finalized: AtomicBool::new(false),
             names: OnceLock::new(),
@@ -215,6 +226,9 @@ impl Builder {
             return Err(Error::AlreadyInitialized);
         }
         let rt = RUNTIME.get().expect("just set");
+        let _ = rt
+            .world
+            .set(crate::team::Team::world(rt, world_area, world_areas));
         // Nobody sends an on-statement before every locale can find its runtime.
         rt.comm.barrier()?;
         tracing::debug!(locale = rt.here(), "{}", rt.describe());
@@ -679,6 +693,7 @@ pub struct Runtime {
     cores: Option<Vec<usize>>,
     amo_batch: FnId,
     detached: Group,
+    world: OnceLock<crate::team::Team>,
     finalizing: AtomicBool,
     finalized: AtomicBool,
     names: OnceLock<(std::ffi::CString, std::ffi::CString)>,
@@ -1364,6 +1379,12 @@ impl Runtime {
     }
 
     // ---------------------------------------------------------- collectives
+
+    /// The world team (every locale, rank = locale): team collectives,
+    /// splitting into smaller teams (see [`crate::Team`]).
+    pub fn world(&self) -> &crate::team::Team {
+        self.world.get().expect("made at init")
+    }
 
     /// Job-wide barrier: every store issued before it (by tasks that ended
     /// or by the caller) is visible after it. Called by one task per locale.

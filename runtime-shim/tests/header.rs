@@ -40,6 +40,9 @@ fn c_type(rust: &str) -> Option<&'static str> {
         "*mut PgasHandle" => "pgas_handle_t *",
         "*mut *mut PgasHandle" => "pgas_handle_t **",
         "*mut PgasTask" => "pgas_task_t *",
+        "*mut PgasTeam" => "pgas_team_t *",
+        "*mut *mut PgasTeam" => "pgas_team_t **",
+        "i64" => "int64_t",
         "*mut *mut PgasTask" => "pgas_task_t **",
         _ => return None,
     })
@@ -249,6 +252,10 @@ fn header_constants_equal_the_rust_ones() {
     }
     for (i, op) in AtomicOp::ALL.iter().enumerate() {
         let n = format!("PGAS_AMO_{}", format!("{op:?}").to_ascii_uppercase());
+        assert_eq!(d.get(&n), Some(&(i as i64)), "{n}");
+    }
+    for (i, op) in runtime_shim::ReduceOp::ALL.iter().enumerate() {
+        let n = format!("PGAS_OP_{}", format!("{op:?}").to_ascii_uppercase());
         assert_eq!(d.get(&n), Some(&(i as i64)), "{n}");
     }
     assert_eq!(
