@@ -78,6 +78,17 @@ typedef struct pgas_handle pgas_handle_t; /* a non-blocking PUT/GET */
 typedef struct pgas_task pgas_task_t;     /* a task from pgas_begin */
 typedef struct pgas_on_ctx pgas_on_ctx_t; /* what an on-statement body sees */
 typedef struct pgas_team pgas_team_t;     /* a team (pgas_team_world, splits) */
+typedef struct pgas_amo_handle pgas_amo_handle_t; /* a non-blocking fetching atomic */
+
+/* ---- comparisons and signal ops (point-to-point synchronisation) -------- */
+#define PGAS_CMP_EQ 0
+#define PGAS_CMP_NE 1
+#define PGAS_CMP_GT 2
+#define PGAS_CMP_GE 3
+#define PGAS_CMP_LT 4
+#define PGAS_CMP_LE 5
+#define PGAS_SIGNAL_SET 0
+#define PGAS_SIGNAL_ADD 1
 
 /* ---- reduction ops (teams) --------------------------------------------- */
 #define PGAS_OP_SUM 0
@@ -184,6 +195,28 @@ int pgas_begin(pgas_task_fn fn, void *arg, pgas_task_t **task);
 int pgas_task_wait(pgas_task_t *task); /* waits, releases the handle */
 
 /* ---- typed atomics ------------------------------------------------------- */
+/* ---- point-to-point synchronisation ------------------------------------
+ * Waiting is on a word of this locale (addr: a local heap address); a task
+ * runs other tasks meanwhile. */
+int pgas_wait_until(void *addr, int type, int cmp, const void *value);
+int pgas_test_local(void *addr, int type, int cmp, const void *value, int *result);
+/* PUT, then the uint64 signal word on the same locale: whoever sees the
+ * signal sees the data. */
+int pgas_put_signal(int32_t locale, void *raddr, const void *src, size_t len, void *sig_raddr,
+                    int sig_op, uint64_t value);
+/* Quiet: all of this task's operations complete and visible (a boundary).
+ * Fence: this task's operations ordered before its next ones. */
+int pgas_quiet(void);
+int pgas_fence(void);
+/* Runs one ready task on a worker: 1 if it ran one, 0 if not. */
+int pgas_yield(void);
+/* Non-blocking fetching atomic (PGAS_AMO_*): the old value comes with
+ * pgas_amo_wait, which releases the handle. */
+int pgas_amo_nb(int32_t locale, void *raddr, int type, int op, const void *operand,
+                const void *compare, pgas_amo_handle_t **handle);
+int pgas_amo_test(pgas_amo_handle_t *handle, int *done);
+int pgas_amo_wait(pgas_amo_handle_t *handle, void *result);
+
 /* ---- teams and collectives ---------------------------------------------
  * A team is an ordered set of locales (ranks 0..size-1). Every collective is
  * called by one task on every member, in the same order; a failure on one

@@ -32,6 +32,7 @@
 mod collective;
 pub mod error;
 pub mod ffi;
+pub mod p2p;
 pub mod pod;
 pub mod ptr;
 pub mod runtime;
@@ -44,6 +45,7 @@ pub use amhandler::{fn_id, FnId};
 pub use collective::{BarrierKind, BCAST_INLINE};
 pub use comm_ofi::{AmoOp, AmoType, GlobalAddr, Locale, Mode};
 pub use error::{Error, Result};
+pub use p2p::{AmoHandle, Cmp, SignalOp};
 pub use pod::{Atom, AtomInt, Pod};
 pub use ptr::{Dist, GlobalPtr};
 pub use runtime::{

@@ -543,7 +543,17 @@ pub struct AtomicRef<'a, T> {
     ptr: GlobalPtr<T>,
 }
 
-impl<T: Atom> AtomicRef<'_, T> {
+impl<'r, T: Atom> AtomicRef<'r, T> {
+    /// The runtime it belongs to.
+    pub(crate) fn rt(&self) -> &'r Runtime {
+        self.rt
+    }
+
+    /// The word.
+    pub fn ptr(&self) -> GlobalPtr<T> {
+        self.ptr
+    }
+
     fn op(&self, op: AtomicOp, fetch: bool, v: T, cmp: T) -> Result<T> {
         let bits = self.rt.amo_bits(
             self.ptr.global_addr(),
@@ -1355,6 +1365,11 @@ impl Runtime {
             self.pool.spawn_in(&g, move || f(i))?;
         }
         self.pool.wait_group(&g)
+    }
+
+    /// Runs one ready task on this thread if it is a worker; whether it did.
+    pub(crate) fn help_one(&self) -> bool {
+        self.pool.help()
     }
 
     /// Waits until `done()` holds, running other ready tasks meanwhile when

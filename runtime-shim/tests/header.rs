@@ -43,6 +43,8 @@ fn c_type(rust: &str) -> Option<&'static str> {
         "*mut PgasTeam" => "pgas_team_t *",
         "*mut *mut PgasTeam" => "pgas_team_t **",
         "i64" => "int64_t",
+        "*mut PgasAmoHandle" => "pgas_amo_handle_t *",
+        "*mut *mut PgasAmoHandle" => "pgas_amo_handle_t **",
         "*mut *mut PgasTask" => "pgas_task_t **",
         _ => return None,
     })
@@ -252,6 +254,10 @@ fn header_constants_equal_the_rust_ones() {
     }
     for (i, op) in AtomicOp::ALL.iter().enumerate() {
         let n = format!("PGAS_AMO_{}", format!("{op:?}").to_ascii_uppercase());
+        assert_eq!(d.get(&n), Some(&(i as i64)), "{n}");
+    }
+    for (i, c) in runtime_shim::Cmp::ALL.iter().enumerate() {
+        let n = format!("PGAS_CMP_{}", format!("{c:?}").to_ascii_uppercase());
         assert_eq!(d.get(&n), Some(&(i as i64)), "{n}");
     }
     for (i, op) in runtime_shim::ReduceOp::ALL.iter().enumerate() {

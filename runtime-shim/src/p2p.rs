@@ -1,0 +1,290 @@
+//! Point-to-point synchronisation: waiting on a local word, PUT with a
+//! signal, quiet and fence, yielding, and non-blocking fetching atomics.
+//!
+//! Exists for the idioms OpenSHMEM programs are written in (`shmem_wait_until`,
+//! `shmem_put_signal`, `shmem_quiet`, `shmem_fence`, `shmem_atomic_fetch_*_nbi`)
+//! and that a language runtime's tasks need (help while waiting). All of them
+//! are built from the layer's ordered operations, so the MCM holds:
+//!
+//! * a *signal* is an SC atomic: it is ordered after the task's earlier
+//!   stores (the data PUT) in every mode, so a waiter that sees the signal
+//!   and then reads the data sees the data;
+//! * waiting on a local word polls it with a CPU atomic load and runs other
+//!   tasks meanwhile (and drives this thread's context: see `wait_until`);
+//! * `quiet` is the task-level boundary (every store of the task visible,
+//!   buffered unordered operations issued and done); `fence` orders the
+//!   task's unordered operations before what follows (ordered PUTs and
+//!   atomics to one target are already kept in order by every mode).
+
+use crate::error::{Error, Result};
+use crate::pod::{Atom, Pod};
+use crate::ptr::GlobalPtr;
+use crate::runtime::{AtomicOp, Runtime};
+use crate::tasking::TaskHandle;
+use comm_ofi::AmoOp;
+
+/// A comparison for [`Runtime::wait_until_local`] and friends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cmp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+}
+
+impl Cmp {
+    /// Every comparison, in C code order (`PGAS_CMP_EQ` = 0, ...).
+    pub const ALL: [Cmp; 6] = [Cmp::Eq, Cmp::Ne, Cmp::Gt, Cmp::Ge, Cmp::Lt, Cmp::Le];
+
+    /// Whether `a cmp b`.
+    pub fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+        }
+    }
+}
+
+/// How a signal word is updated by [`Runtime::put_with_signal`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SignalOp {
+    /// Store the value.
+    Set,
+    /// Add the value.
+    Add,
+}
+
+/// A non-blocking fetching atomic in flight ([`crate::AtomicRef::fetch_add_nb`],
+/// ...): the old value arrives with [`AmoHandle::wait`].
+#[must_use = "the old value of a non-blocking atomic is only there once waited for"]
+#[derive(Debug)]
+pub struct AmoHandle<T: Send + 'static> {
+    task: TaskHandle<Result<T>>,
+}
+
+impl<T: Send + 'static> AmoHandle<T> {
+    /// Whether the atomic has been performed.
+    pub fn test(&self) -> bool {
+        self.task.is_done()
+    }
+
+    /// Waits and returns the old value (runs other tasks meanwhile).
+    pub fn wait(self) -> Result<T> {
+        self.task.join()?
+    }
+}
+
+impl Runtime {
+    fn local_word<T: Atom>(&self, p: GlobalPtr<T>) -> Result<u64> {
+        if p.locale() != self.here() {
+            return Err(Error::BadAddress {
+                locale: p.locale(),
+                addr: p.addr(),
+                reason: format!(
+                    "waiting is on a word of this locale ({}); wait on the owner, or read the \
+                     word with an atomic",
+                    self.here()
+                ),
+            });
+        }
+        self.comm().check_atomic_target(p.global_addr(), T::TYPE)?;
+        Ok(p.addr())
+    }
+
+    fn load_local<T: Atom>(addr: u64) -> T {
+        // SAFETY: addr is an aligned word of this locale's registered heap
+        // (checked by local_word); words used for synchronisation are only
+        // accessed atomically, and a SeqCst CPU load is one (a NIC atomic or
+        // RMA that writes it is a whole-word store).
+        let bits = unsafe { comm_ofi::cpu_amo::apply(addr, T::TYPE, AmoOp::Read, 0, 0, true) }
+            .expect("read is defined on every type");
+        T::from_bits64(bits)
+    }
+
+    /// Whether the word at `p` (on this locale) satisfies `cmp value` now.
+    pub fn test_local<T: Atom>(&self, p: GlobalPtr<T>, cmp: Cmp, value: T) -> Result<bool> {
+        self.check_open()?;
+        let a = self.local_word(p)?;
+        Ok(cmp.holds(Self::load_local::<T>(a), value))
+    }
+
+    /// Waits until the word at `p` (on this locale) satisfies `cmp value`;
+    /// a task runs other tasks meanwhile.
+    pub fn wait_until_local<T: Atom>(&self, p: GlobalPtr<T>, cmp: Cmp, value: T) -> Result<()> {
+        self.check_open()?;
+        let a = self.local_word(p)?;
+        self.wait_until(|| cmp.holds(Self::load_local::<T>(a), value));
+        Ok(())
+    }
+
+    /// Waits until one of the words satisfies `cmp value`; returns its index.
+    pub fn wait_until_any<T: Atom>(
+        &self,
+        ps: &[GlobalPtr<T>],
+        cmp: Cmp,
+        value: T,
+    ) -> Result<usize> {
+        self.check_open()?;
+        if ps.is_empty() {
+            return Err(Error::InvalidLength {
+                what: "wait_until_any word list",
+                len: 0,
+                reason: "needs at least one word".into(),
+            });
+        }
+        let addrs = ps
+            .iter()
+            .map(|p| self.local_word(*p))
+            .collect::<Result<Vec<_>>>()?;
+        let mut found = 0;
+        self.wait_until(|| {
+            match addrs
+                .iter()
+                .position(|a| cmp.holds(Self::load_local::<T>(*a), value))
+            {
+                Some(i) => {
+                    found = i;
+                    true
+                }
+                None => false,
+            }
+        });
+        Ok(found)
+    }
+
+    /// Waits until every word satisfies `cmp value`.
+    pub fn wait_until_all<T: Atom>(&self, ps: &[GlobalPtr<T>], cmp: Cmp, value: T) -> Result<()> {
+        self.check_open()?;
+        let addrs = ps
+            .iter()
+            .map(|p| self.local_word(*p))
+            .collect::<Result<Vec<_>>>()?;
+        self.wait_until(|| {
+            addrs
+                .iter()
+                .all(|a| cmp.holds(Self::load_local::<T>(*a), value))
+        });
+        Ok(())
+    }
+
+    /// PUT `data` to `dst`, then update the signal word `sig` (usually on the
+    /// same locale) with `op value`. The signal is an SC atomic, ordered
+    /// after the data in every mode: whoever sees it sees the data.
+    pub fn put_with_signal<T: Pod>(
+        &self,
+        dst: GlobalPtr<T>,
+        data: &[T],
+        sig: GlobalPtr<u64>,
+        op: SignalOp,
+        value: u64,
+    ) -> Result<()> {
+        self.put(dst, data)?;
+        let a = self.atomic(sig);
+        match op {
+            SignalOp::Set => a.write(value),
+            SignalOp::Add => a.add(value),
+        }
+    }
+
+    /// Quiet: every operation the calling task issued so far is complete and
+    /// visible everywhere (buffered unordered ones included). A boundary.
+    pub fn quiet(&self) -> Result<()> {
+        self.check_open()?;
+        self.unordered_fence()?;
+        Ok(self.comm().force_visible()?)
+    }
+
+    /// Fence: the task's operations issued so far are ordered before the
+    /// ones it issues next, target by target (ordered PUTs and atomics
+    /// already are; this issues the buffered unordered ones first). Not a
+    /// visibility boundary: use [`Runtime::quiet`] for that.
+    pub fn fence(&self) -> Result<()> {
+        self.check_open()?;
+        self.unordered_fence()
+    }
+
+    /// Runs one ready task on this thread if it is a worker (a runtime's
+    /// task yielding); returns whether it ran one.
+    pub fn yield_now(&self) -> bool {
+        self.help_one()
+    }
+
+    pub(crate) fn amo_nb<T: Atom + Send>(
+        &'static self,
+        p: GlobalPtr<T>,
+        op: AtomicOp,
+        v: T,
+        cmp: T,
+    ) -> Result<AmoHandle<T>> {
+        // As a task: it starts after the task-create boundary (ordered after
+        // this task's earlier operations) and its result comes at the join.
+        let task = self.spawn(move || {
+            let bits = self.amo_bits(
+                p.global_addr(),
+                T::TYPE,
+                op,
+                true,
+                v.to_bits64(),
+                cmp.to_bits64(),
+            )?;
+            Ok(T::from_bits64(bits))
+        })?;
+        Ok(AmoHandle { task })
+    }
+}
+
+/// Non-blocking fetching atomics (on `&'static Runtime`, as from `init`).
+impl<T: Atom + Send> crate::runtime::AtomicRef<'static, T> {
+    /// Fetch-add, non-blocking: the old value comes with the handle's wait.
+    /// Ordered after the task's earlier operations; not ordered with its
+    /// later ones until waited for.
+    pub fn fetch_add_nb(&self, v: T) -> Result<AmoHandle<T>> {
+        self.rt().amo_nb(self.ptr(), AtomicOp::Add, v, v)
+    }
+
+    /// Exchange, non-blocking (see [`Self::fetch_add_nb`]).
+    pub fn exchange_nb(&self, v: T) -> Result<AmoHandle<T>> {
+        self.rt().amo_nb(self.ptr(), AtomicOp::Xchg, v, v)
+    }
+
+    /// Compare-and-exchange, non-blocking: the handle gives the old value
+    /// (it swapped if that equals `current`).
+    pub fn compare_exchange_nb(&self, current: T, new: T) -> Result<AmoHandle<T>> {
+        self.rt()
+            .amo_nb(self.ptr(), AtomicOp::Cmpxchg, new, current)
+    }
+
+    /// Atomic read, non-blocking.
+    pub fn read_nb(&self) -> Result<AmoHandle<T>> {
+        self.rt().amo_nb(
+            self.ptr(),
+            AtomicOp::Read,
+            T::from_bits64(0),
+            T::from_bits64(0),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparisons() {
+        assert!(Cmp::Ge.holds(3, 3) && !Cmp::Gt.holds(3, 3));
+        assert!(Cmp::Ne.holds(1.5, 2.0) && Cmp::Lt.holds(-1i8, 0));
+        assert_eq!(Cmp::ALL.len(), 6);
+    }
+}
