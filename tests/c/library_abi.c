@@ -1,0 +1,115 @@
+/* Teams, collectives and point-to-point synchronisation through the C ABI
+ * (run by tests/tests/library.rs under pgasrun, 3 or 4 locales). Exits 0 and
+ * prints "library_abi ok" when every check held. */
+#include <pgas_shim.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failed = 0;
+#define CHECK(c, ...)                                   \
+  do {                                                  \
+    if (!(c)) {                                         \
+      char m_[512];                                     \
+      pgas_last_error(m_, sizeof m_);                   \
+      fprintf(stderr, "locale %d: ", pgas_here());      \
+      fprintf(stderr, __VA_ARGS__);                     \
+      fprintf(stderr, " (last error: %s)\n", m_);       \
+      failed = 1;                                       \
+    }                                                   \
+  } while (0)
+
+int main(void) {
+  CHECK(pgas_team_world() == NULL, "world team before init");
+  if (pgas_init() != PGAS_OK) return 2;
+  int n = pgas_num_locales(), me = pgas_here();
+  pgas_team_t *w = pgas_team_world();
+  CHECK(w && pgas_team_size(w) == n && pgas_team_rank(w) == me, "world team shape");
+  CHECK(pgas_team_barrier(w) == PGAS_OK, "team barrier");
+  /* broadcast in place from the last rank */
+  int64_t b[4] = {me, me, me, me};
+  CHECK(pgas_team_broadcast(w, n - 1, b, sizeof b) == PGAS_OK && b[0] == n - 1 && b[3] == n - 1,
+        "broadcast");
+  /* allreduce, reduce */
+  uint32_t v = (uint32_t)me + 1, s = 0;
+  CHECK(pgas_team_allreduce(w, PGAS_TYPE_UINT32, PGAS_OP_SUM, &v, &s, 1) == PGAS_OK &&
+            s == (uint32_t)(n * (n + 1) / 2),
+        "allreduce sum %u", s);
+  double d = me * 1.5, mx = -1;
+  CHECK(pgas_team_reduce(w, 0, PGAS_TYPE_REAL64, PGAS_OP_MAX, &d, &mx, 1) == PGAS_OK &&
+            (me != 0 || mx == (n - 1) * 1.5),
+        "reduce max %f", mx);
+  /* fcollect, alltoall */
+  int16_t mine = (int16_t)(10 * me), all[16];
+  CHECK(pgas_team_fcollect(w, &mine, all, sizeof mine) == PGAS_OK && all[n - 1] == 10 * (n - 1),
+        "fcollect");
+  int32_t out[16], in[16];
+  for (int i = 0; i < n; i++) out[i] = 100 * me + i;
+  CHECK(pgas_team_alltoall(w, out, in, sizeof(int32_t)) == PGAS_OK && in[0] == me &&
+            in[n - 1] == 100 * (n - 1) + me,
+        "alltoall");
+  /* split: odd ranks; colour split leaving rank 0 out */
+  pgas_team_t *odd = NULL, *rest = NULL;
+  CHECK(pgas_team_split_strided(w, 1, 2, n / 2, &odd) == PGAS_OK, "split strided");
+  CHECK((me % 2 == 1) == (odd != NULL), "strided membership");
+  if (odd) {
+    CHECK(pgas_team_rank(odd) == me / 2 && pgas_team_barrier(odd) == PGAS_OK, "odd team");
+    CHECK(pgas_team_destroy(odd) == PGAS_OK, "destroy");
+  }
+  CHECK(pgas_team_split_color(w, me == 0 ? -1 : 3, -me, &rest) == PGAS_OK, "split colour");
+  if (rest) {
+    int64_t one = 1, cnt = 0;
+    CHECK(pgas_team_allreduce(rest, PGAS_TYPE_INT64, PGAS_OP_SUM, &one, &cnt, 1) == PGAS_OK &&
+              cnt == n - 1 && pgas_team_rank(rest) == n - 1 - me,
+          "colour team");
+    pgas_team_destroy(rest);
+  }
+  /* bad input: codes, not crashes */
+  CHECK(pgas_team_broadcast(w, n, b, sizeof b) == PGAS_ERR_LENGTH, "bad root");
+  CHECK(pgas_team_allreduce(w, PGAS_TYPE_REAL32, PGAS_OP_XOR, &d, &mx, 1) == PGAS_ERR_ATOMIC,
+        "xor on floats");
+  CHECK(pgas_team_allreduce(w, 99, PGAS_OP_SUM, &v, &s, 1) == PGAS_ERR_ATOMIC, "bad type");
+  CHECK(pgas_team_barrier(NULL) == PGAS_ERR_NULL, "null team");
+  CHECK(pgas_team_destroy(w) == PGAS_ERR_STATE, "destroying the world");
+  /* point to point: signal ring */
+  void *data[16], *sig[16];
+  CHECK(pgas_alloc_all(64, data) == PGAS_OK && pgas_alloc_all(8, sig) == PGAS_OK, "alloc_all");
+  pgas_barrier();
+  int next = (me + 1) % n, prev = (me + n - 1) % n;
+  char msg[64];
+  snprintf(msg, sizeof msg, "hello from %d", me);
+  CHECK(pgas_put_signal(next, data[next], msg, sizeof msg, sig[next], PGAS_SIGNAL_ADD, 5) ==
+            PGAS_OK,
+        "put_signal");
+  uint64_t five = 5;
+  CHECK(pgas_wait_until(sig[me], PGAS_TYPE_UINT64, PGAS_CMP_EQ, &five) == PGAS_OK, "wait_until");
+  char want[64];
+  snprintf(want, sizeof want, "hello from %d", prev);
+  CHECK(strcmp((char *)data[me], want) == 0, "signalled data: %s", (char *)data[me]);
+  int ok = -1;
+  CHECK(pgas_test_local(sig[me], PGAS_TYPE_UINT64, PGAS_CMP_GE, &five, &ok) == PGAS_OK && ok == 1,
+        "test_local");
+  CHECK(pgas_wait_until(sig[next], PGAS_TYPE_UINT64, PGAS_CMP_EQ, &five) != PGAS_OK || n == 1,
+        "waiting on a remote word must fail");
+  CHECK(pgas_test_local(sig[me], PGAS_TYPE_UINT64, 42, &five, &ok) == PGAS_ERR_ATOMIC,
+        "bad comparison");
+  CHECK(pgas_quiet() == PGAS_OK && pgas_fence() == PGAS_OK && pgas_yield() >= 0, "quiet/fence");
+  pgas_barrier();
+  /* non-blocking fetching atomics */
+  pgas_amo_handle_t *h[10];
+  uint64_t one = 1, old[10];
+  for (int i = 0; i < 10; i++)
+    CHECK(pgas_amo_nb(0, sig[0], PGAS_TYPE_UINT64, PGAS_AMO_ADD, &one, NULL, &h[i]) == PGAS_OK,
+          "amo_nb");
+  for (int i = 0; i < 10; i++) CHECK(pgas_amo_wait(h[i], &old[i]) == PGAS_OK, "amo_wait");
+  pgas_barrier();
+  uint64_t total = 0;
+  CHECK(pgas_atomic_read_uint64(0, sig[0], &total) == PGAS_OK && total == 5 + 10 * (uint64_t)n,
+        "amo_nb total %llu", (unsigned long long)total);
+  CHECK(pgas_amo_nb(0, sig[0], PGAS_TYPE_UINT64, PGAS_AMO_ADD, &one, NULL, NULL) == PGAS_ERR_NULL,
+        "null handle");
+  pgas_barrier();
+  if (me == 0 && !failed) printf("library_abi ok: %d locales\n", n);
+  pgas_finalize();
+  return failed;
+}

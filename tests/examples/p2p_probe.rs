@@ -1,0 +1,177 @@
+//! Point-to-point synchronisation through the public API (run by
+//! `tests/tests/library.rs`, 3 locales): a ring of `put_with_signal` and
+//! `wait_until_local`, `wait_until_any` / `all`, `test_local`, `quiet`
+//! making stores visible to a peer that was signalled out of band,
+//! `fence`, non-blocking fetching atomics from many tasks, and bad input.
+
+use runtime_shim::{Cmp, Error, GlobalPtr, SignalOp};
+use std::process::ExitCode;
+
+type R<T = ()> = Result<T, String>;
+
+macro_rules! check {
+    ($c:expr, $($f:tt)*) => {
+        if !$c {
+            return Err(format!($($f)*));
+        }
+    };
+}
+
+fn e<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
+    move |err| format!("{what}: {err}")
+}
+
+const ROUNDS: u64 = 50;
+const DATA: usize = 300; // u64s, above the inject size of every provider
+
+fn run() -> R {
+    let rt = runtime_shim::init().map_err(e("init"))?;
+    let n = rt.num_locales();
+    let me = rt.here();
+    let next = (me + 1) % n;
+    let data = rt.alloc_all::<u64>(DATA).map_err(e("alloc_all"))?;
+    let sig = rt.alloc_all::<u64>(n as usize).map_err(e("alloc_all"))?;
+    rt.barrier().map_err(e("barrier"))?;
+    // Ring: each round, PUT data with a signal to the next locale; wait for
+    // the previous one's and check its data is all there.
+    for r in 1..=ROUNDS {
+        let payload: Vec<u64> = (0..DATA as u64)
+            .map(|i| r * 1_000_000 + i * 10 + me as u64)
+            .collect();
+        rt.put_with_signal(
+            data.at(next).map_err(e("at"))?,
+            &payload,
+            sig.at(next).map_err(e("at"))?,
+            SignalOp::Set,
+            r,
+        )
+        .map_err(e("put_with_signal"))?;
+        rt.wait_until_local(sig.local(), Cmp::Ge, r)
+            .map_err(e("wait_until_local"))?;
+        let prev = (me + n - 1) % n;
+        let mut got = vec![0u64; DATA];
+        rt.get(&mut got, data.local()).map_err(e("get"))?;
+        check!(
+            got.iter()
+                .enumerate()
+                .all(|(i, v)| *v == r * 1_000_000 + i as u64 * 10 + prev as u64),
+            "round {r}: the data from locale {prev} was not there with its signal"
+        );
+        // Nobody overwrites it before everyone has read (the signal words
+        // of the next round are the only other traffic).
+        rt.barrier().map_err(e("barrier"))?;
+    }
+    // Any / all: everyone adds 1 to its slot `me` on every locale.
+    for t in 0..n {
+        rt.atomic(sig.at(t).map_err(e("at"))?.add(me as usize))
+            .write(0)
+            .map_err(e("reset"))?;
+    }
+    rt.barrier().map_err(e("barrier"))?;
+    for t in 0..n {
+        rt.atomic(sig.at(t).map_err(e("at"))?.add(me as usize))
+            .add(7)
+            .map_err(e("add"))?;
+    }
+    let slots: Vec<GlobalPtr<u64>> = (0..n as usize).map(|i| sig.local().add(i)).collect();
+    let i = rt
+        .wait_until_any(&slots, Cmp::Eq, 7)
+        .map_err(e("wait_until_any"))?;
+    check!(i < n as usize, "wait_until_any gave index {i}");
+    rt.wait_until_all(&slots, Cmp::Eq, 7)
+        .map_err(e("wait_until_all"))?;
+    check!(
+        rt.test_local(slots[0], Cmp::Eq, 7)
+            .map_err(e("test_local"))?,
+        "test_local after wait_until_all"
+    );
+    check!(
+        !rt.test_local(slots[0], Cmp::Gt, 7)
+            .map_err(e("test_local"))?,
+        "test_local > 7"
+    );
+    rt.barrier().map_err(e("barrier"))?;
+    // quiet: a PUT is visible to a peer told out of band (the launcher's
+    // barrier orders nothing in the network).
+    let word = data.at(next).map_err(e("at"))?;
+    rt.put_value(word, 4242 + me as u64).map_err(e("put"))?;
+    rt.fence().map_err(e("fence"))?;
+    rt.quiet().map_err(e("quiet"))?;
+    rt.comm().oob().barrier().map_err(e("oob barrier"))?;
+    let prev = (me + n - 1) % n;
+    let v = rt.get_value(data.local()).map_err(e("get"))?;
+    check!(v == 4242 + prev as u64, "after quiet: {v}");
+    rt.barrier().map_err(e("barrier"))?;
+    // Non-blocking fetching atomics from 8 tasks, 25 each, to locale 0.
+    let counter = sig.at(0).map_err(e("at"))?;
+    if me == 0 {
+        rt.atomic(counter).write(0).map_err(e("reset"))?;
+    }
+    rt.barrier().map_err(e("barrier"))?;
+    let mut olds = Vec::new();
+    for _ in 0..8 {
+        let hs: Vec<_> = (0..25)
+            .map(|_| rt.atomic(counter).fetch_add_nb(1))
+            .collect::<Result<_, _>>()
+            .map_err(e("fetch_add_nb"))?;
+        for h in hs {
+            olds.push(h.wait().map_err(e("wait"))?);
+        }
+    }
+    rt.barrier().map_err(e("barrier"))?;
+    let total = rt.atomic(counter).read().map_err(e("read"))?;
+    check!(
+        total == 200 * n as u64,
+        "counter {total}, expected {}",
+        200 * n
+    );
+    olds.sort_unstable();
+    olds.dedup();
+    check!(
+        olds.len() == 200,
+        "fetched values repeated: {} distinct",
+        olds.len()
+    );
+    let cas = rt
+        .atomic(counter)
+        .compare_exchange_nb(u64::MAX, 1)
+        .map_err(e("cas_nb"))?
+        .wait()
+        .map_err(e("wait"))?;
+    check!(cas >= 200, "cas_nb read {cas}");
+    // Bad input.
+    match rt.wait_until_local(sig.at(next).map_err(e("at"))?, Cmp::Eq, 0) {
+        Err(Error::BadAddress { locale, .. }) if n == 1 || locale == next => {}
+        Err(other) => return Err(format!("waiting on a remote word: {other}")),
+        Ok(()) if n == 1 => {}
+        Ok(()) => return Err("waiting on a remote word was accepted".into()),
+    }
+    match rt.wait_until_any::<u64>(&[], Cmp::Eq, 0) {
+        Err(Error::InvalidLength { .. }) => {}
+        other => return Err(format!("wait_until_any on no words: {other:?}")),
+    }
+    let odd = GlobalPtr::<u64>::new(me, sig.local().addr() + 4);
+    check!(
+        rt.test_local(odd, Cmp::Eq, 0).is_err(),
+        "a misaligned word was accepted"
+    );
+    rt.barrier().map_err(e("barrier"))?;
+    if me == 0 {
+        println!(
+            "p2p_probe ok: {n} locales, {} {}",
+            rt.provider_name(),
+            rt.mode()
+        );
+    }
+    rt.finalize().map_err(e("finalize"))
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("p2p_probe: {err}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! The library calls of issue 13 beyond teams: point-to-point
+//! synchronisation through the Rust API (`tests/examples/p2p_probe.rs`) on
+//! every provider, and teams + point-to-point through the C ABI
+//! (`tests/c/library_abi.c`, compiled with every warning an error) on two.
+
+use pgas_tests::{example, launch, pgasrun, target_dir, PROVIDERS};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+#[test]
+fn point_to_point_synchronisation_on_every_provider() {
+    for p in PROVIDERS {
+        let r = launch(
+            3,
+            &example("p2p_probe"),
+            &[],
+            &[("PGAS_PROVIDER", p)],
+            Duration::from_secs(240),
+        );
+        r.assert_ok(&format!("p2p_probe on {p}"));
+        assert!(r.stdout.contains("p2p_probe ok: 3 locales"), "{}", r.stdout);
+    }
+}
+
+fn compile_c() -> PathBuf {
+    let _ = pgasrun();
+    let dir = target_dir();
+    let ws = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut b = Command::new(cargo);
+    b.args([
+        "build",
+        "--quiet",
+        "-p",
+        "runtime-shim",
+        "--lib",
+        "--manifest-path",
+    ])
+    .arg(ws.join("Cargo.toml"));
+    if dir.file_name().is_some_and(|n| n == "release") {
+        b.arg("--release");
+    }
+    assert!(
+        b.status().expect("cargo build").success(),
+        "building the shim failed"
+    );
+    let out = dir.join("library_abi");
+    let r = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-I"])
+        .arg(ws.join("runtime-shim/include"))
+        .arg(ws.join("tests/c/library_abi.c"))
+        .arg("-o")
+        .arg(&out)
+        .arg("-L")
+        .arg(&dir)
+        .arg("-lruntime_shim")
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .output()
+        .expect("run cc");
+    assert!(
+        r.status.success(),
+        "compiling tests/c/library_abi.c failed:\n{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    out
+}
+
+#[test]
+fn teams_and_point_to_point_through_the_c_abi() {
+    let prog = compile_c();
+    for (p, n) in [("shm", 4), ("tcp;ofi_rxm", 3)] {
+        let r = launch(
+            n,
+            &prog,
+            &[],
+            &[("PGAS_PROVIDER", p)],
+            Duration::from_secs(180),
+        );
+        r.assert_ok(&format!("library_abi on {p}"));
+        assert!(
+            r.stdout.contains(&format!("library_abi ok: {n} locales")),
+            "{}",
+            r.stdout
+        );
+    }
+}
