@@ -217,6 +217,13 @@ int pgas_amo_nb(int32_t locale, void *raddr, int type, int op, const void *opera
 int pgas_amo_test(pgas_amo_handle_t *handle, int *done);
 int pgas_amo_wait(pgas_amo_handle_t *handle, void *result);
 
+/* ---- locks (MCS queue locks over atomics) ------------------------------
+ * The lock word is 8 bytes of some locale's heap, made free by its owner
+ * with pgas_lock_init; the token from acquire goes to release. */
+int pgas_lock_init(void *word);
+int pgas_lock_acquire(int32_t locale, void *word, uint64_t *token);
+int pgas_lock_release(int32_t locale, void *word, uint64_t token);
+
 /* ---- teams and collectives ---------------------------------------------
  * A team is an ordered set of locales (ranks 0..size-1). Every collective is
  * called by one task on every member, in the same order; a failure on one

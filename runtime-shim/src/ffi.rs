@@ -1571,3 +1571,44 @@ pub unsafe extern "C" fn pgas_amo_wait(handle: *mut PgasAmoHandle, result: *mut 
         Ok(())
     })
 }
+
+// ---------------------------------------------------------------- locks
+
+/// Makes the 8-byte word at `word` (this locale's heap) a free MCS lock.
+#[no_mangle]
+pub unsafe extern "C" fn pgas_lock_init(word: *mut c_void) -> c_int {
+    ffi(|| {
+        let rt = rt()?;
+        non_null(word, "lock word")?;
+        crate::lock::GlobalLock::init(rt, GlobalPtr::new(rt.here(), word as u64)).map(|_| ())
+    })
+}
+
+/// Acquires the lock whose word is `word` on `locale`; `*token` is what
+/// pgas_lock_release needs. A task runs other tasks while it waits.
+#[no_mangle]
+pub unsafe extern "C" fn pgas_lock_acquire(
+    locale: i32,
+    word: *mut c_void,
+    token: *mut u64,
+) -> c_int {
+    ffi(|| {
+        let rt = rt()?;
+        non_null(token, "token")?;
+        let at = remote(rt, locale, word)?;
+        let t = rt.lock_raw(crate::lock::GlobalLock::at(GlobalPtr::from_addr(at)))?;
+        // SAFETY: token is a non-null uint64_t pointer.
+        unsafe { *token = t };
+        Ok(())
+    })
+}
+
+/// Releases the lock acquired with `token` (same thread's locale).
+#[no_mangle]
+pub unsafe extern "C" fn pgas_lock_release(locale: i32, word: *mut c_void, token: u64) -> c_int {
+    ffi(|| {
+        let rt = rt()?;
+        let at = remote(rt, locale, word)?;
+        rt.unlock_raw(crate::lock::GlobalLock::at(GlobalPtr::from_addr(at)), token)
+    })
+}

@@ -32,6 +32,7 @@
 mod collective;
 pub mod error;
 pub mod ffi;
+pub mod lock;
 pub mod p2p;
 pub mod pod;
 pub mod ptr;
@@ -45,6 +46,7 @@ pub use amhandler::{fn_id, FnId};
 pub use collective::{BarrierKind, BCAST_INLINE};
 pub use comm_ofi::{AmoOp, AmoType, GlobalAddr, Locale, Mode};
 pub use error::{Error, Result};
+pub use lock::{GlobalLock, LockGuard};
 pub use p2p::{AmoHandle, Cmp, SignalOp};
 pub use pod::{Atom, AtomInt, Pod};
 pub use ptr::{Dist, GlobalPtr};

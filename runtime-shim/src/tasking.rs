@@ -103,6 +103,34 @@ thread_local! {
     static WORKER: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
     /// Ids of the tasks running on this thread, innermost last.
     static RUNNING: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    /// While non-zero, this thread runs no other task when it waits (it is
+    /// inside a lock protocol: see `crate::lock`).
+    static NO_HELP: Cell<u32> = const { Cell::new(0) };
+}
+
+/// While alive, the calling thread runs no other task when it waits.
+/// Nests. Used by locks: a task queued behind a lock must never run on top
+/// of the task that holds it (or is acquiring it).
+#[derive(Debug)]
+pub(crate) struct NoHelp(());
+
+impl NoHelp {
+    pub(crate) fn enter() -> NoHelp {
+        NO_HELP.with(|c| c.set(c.get() + 1));
+        NoHelp(())
+    }
+
+    /// Leaves a scope entered by [`NoHelp::enter`] whose guard was
+    /// forgotten (the C ABI's lock tokens outlive any Rust guard).
+    pub(crate) fn leave_forgotten() {
+        NO_HELP.with(|c| c.set(c.get().saturating_sub(1)));
+    }
+}
+
+impl Drop for NoHelp {
+    fn drop(&mut self) {
+        NoHelp::leave_forgotten();
+    }
 }
 
 /// Counters of a pool (monotonic).
@@ -404,6 +432,9 @@ impl Pool {
     /// Runs one ready task on the calling thread if it is one of this pool's
     /// workers; returns whether it ran one.
     pub fn help(&self) -> bool {
+        if NO_HELP.with(|c| c.get()) > 0 {
+            return false;
+        }
         let Some(me) = self.current_worker() else {
             return false;
         };

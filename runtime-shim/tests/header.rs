@@ -43,6 +43,7 @@ fn c_type(rust: &str) -> Option<&'static str> {
         "*mut PgasTeam" => "pgas_team_t *",
         "*mut *mut PgasTeam" => "pgas_team_t **",
         "i64" => "int64_t",
+        "*mut u64" => "uint64_t *",
         "*mut PgasAmoHandle" => "pgas_amo_handle_t *",
         "*mut *mut PgasAmoHandle" => "pgas_amo_handle_t **",
         "*mut *mut PgasTask" => "pgas_task_t **",

@@ -109,6 +109,25 @@ int main(void) {
   CHECK(pgas_amo_nb(0, sig[0], PGAS_TYPE_UINT64, PGAS_AMO_ADD, &one, NULL, NULL) == PGAS_ERR_NULL,
         "null handle");
   pgas_barrier();
+  /* a lock on locale 0 around a plain counter on locale n-1 */
+  void *lk[16], *ctr[16];
+  CHECK(pgas_alloc_all(8, lk) == PGAS_OK && pgas_alloc_all(8, ctr) == PGAS_OK, "alloc_all");
+  if (me == 0) CHECK(pgas_lock_init(lk[0]) == PGAS_OK, "lock init");
+  pgas_barrier();
+  for (int i = 0; i < 20; i++) {
+    uint64_t tok = 0, c = 0;
+    CHECK(pgas_lock_acquire(0, lk[0], &tok) == PGAS_OK, "acquire");
+    pgas_get(&c, n - 1, ctr[n - 1], sizeof c);
+    c++;
+    pgas_put(n - 1, ctr[n - 1], &c, sizeof c);
+    CHECK(pgas_lock_release(0, lk[0], tok) == PGAS_OK, "release");
+  }
+  pgas_barrier();
+  uint64_t c = 0;
+  pgas_get(&c, n - 1, ctr[n - 1], sizeof c);
+  CHECK(c == 20 * (uint64_t)n, "lock-protected counter %llu", (unsigned long long)c);
+  CHECK(pgas_lock_release(0, lk[0], 12345) != PGAS_OK, "made-up token");
+  pgas_barrier();
   if (me == 0 && !failed) printf("library_abi ok: %d locales\n", n);
   pgas_finalize();
   return failed;

@@ -2,9 +2,10 @@
 //! `tests/tests/library.rs`, 3 locales): a ring of `put_with_signal` and
 //! `wait_until_local`, `wait_until_any` / `all`, `test_local`, `quiet`
 //! making stores visible to a peer that was signalled out of band,
-//! `fence`, non-blocking fetching atomics from many tasks, and bad input.
+//! `fence`, non-blocking fetching atomics from many tasks, an MCS lock
+//! guarding a plain counter against 4 tasks per locale, and bad input.
 
-use runtime_shim::{Cmp, Error, GlobalPtr, SignalOp};
+use runtime_shim::{Cmp, Error, GlobalLock, GlobalPtr, SignalOp};
 use std::process::ExitCode;
 
 type R<T = ()> = Result<T, String>;
@@ -139,6 +140,52 @@ fn run() -> R {
         .wait()
         .map_err(e("wait"))?;
     check!(cas >= 200, "cas_nb read {cas}");
+    // An MCS lock on locale 0 protecting a plain counter on the last
+    // locale: 4 tasks per locale, 25 read-modify-writes each, by GET/PUT.
+    let lockw = rt.alloc_all::<u64>(1).map_err(e("alloc_all"))?;
+    let lock = if me == 0 {
+        GlobalLock::init(rt, lockw.local()).map_err(e("lock init"))?
+    } else {
+        GlobalLock::at(lockw.at(0).map_err(e("at"))?)
+    };
+    let plain = data.at(n - 1).map_err(e("at"))?.add(1);
+    if me == n - 1 {
+        rt.put_value(plain, 0).map_err(e("reset"))?;
+    }
+    rt.barrier().map_err(e("barrier"))?;
+    let tasks: Vec<_> = (0..4)
+        .map(|_| {
+            rt.spawn(move || -> R {
+                for _ in 0..25 {
+                    let g = lock.acquire(rt).map_err(e("acquire"))?;
+                    let v = rt.get_value(plain).map_err(e("get"))?;
+                    rt.put_value(plain, v + 1).map_err(e("put"))?;
+                    g.release().map_err(e("release"))?;
+                }
+                Ok(())
+            })
+        })
+        .collect::<Result<_, _>>()
+        .map_err(e("spawn"))?;
+    for t in tasks {
+        t.join().map_err(e("join"))??;
+    }
+    rt.barrier().map_err(e("barrier"))?;
+    let count = rt.get_value(plain).map_err(e("get"))?;
+    check!(
+        count == 100 * n as u64,
+        "lock-protected counter {count}, expected {}",
+        100 * n
+    );
+    check!(
+        rt.atomic(lock.word()).read().map_err(e("read"))? == 0,
+        "the lock is not free at the end"
+    );
+    check!(
+        rt.unlock_raw(lock, 0).is_err(),
+        "a made-up lock token was accepted"
+    );
+    rt.barrier().map_err(e("barrier"))?;
     // Bad input.
     match rt.wait_until_local(sig.at(next).map_err(e("at"))?, Cmp::Eq, 0) {
         Err(Error::BadAddress { locale, .. }) if n == 1 || locale == next => {}
