@@ -12,6 +12,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in the AM layer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The comm layer underneath failed.
     #[error(transparent)]

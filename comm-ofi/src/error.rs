@@ -54,6 +54,7 @@ pub(crate) fn check(call: &'static str, ret: impl Into<i64>) -> Result<(), OfiEr
 
 /// Everything that can go wrong in the comm layer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A libfabric call failed.
     #[error(transparent)]

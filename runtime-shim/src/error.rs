@@ -13,6 +13,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in the shim.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The comm layer underneath failed or refused the input.
     #[error(transparent)]

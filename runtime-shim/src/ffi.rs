@@ -233,7 +233,7 @@ pub extern "C" fn pgas_init() -> c_int {
         for (id, name, body) in PENDING.lock().drain(..) {
             b.register_raw(id, &name, c_body(body))?;
         }
-        b.init().map(|_| ())
+        b.init_logging(crate::diag::LogDefault::Warn).map(|_| ())
     })
 }
 

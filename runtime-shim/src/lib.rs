@@ -30,6 +30,7 @@
 //! `docs/embedding.md`.
 
 mod collective;
+pub mod diag;
 pub mod error;
 pub mod ffi;
 pub mod lock;
@@ -40,6 +41,8 @@ pub mod runtime;
 pub mod strided;
 pub mod tasking;
 pub mod team;
+#[cfg(feature = "serde")]
+pub mod typed;
 pub mod unordered;
 
 pub use amhandler::{fn_id, FnId};
@@ -55,3 +58,5 @@ pub use runtime::{
 };
 pub use tasking::{Group, PoolStats, TaskHandle};
 pub use team::{Reduce, ReduceOp, Team, TEAM_INLINE};
+#[cfg(feature = "serde")]
+pub use typed::TypedFn;

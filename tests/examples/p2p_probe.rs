@@ -3,7 +3,8 @@
 //! `wait_until_local`, `wait_until_any` / `all`, `test_local`, `quiet`
 //! making stores visible to a peer that was signalled out of band,
 //! `fence`, non-blocking fetching atomics from many tasks, an MCS lock
-//! guarding a plain counter against 4 tasks per locale, and bad input.
+//! guarding a plain counter against 4 tasks per locale, typed on-statements
+//! (feature `serde`), and bad input.
 
 use runtime_shim::{Cmp, Error, GlobalLock, GlobalPtr, SignalOp};
 use std::process::ExitCode;
@@ -23,10 +24,23 @@ fn e<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
 }
 
 const ROUNDS: u64 = 50;
+
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Summary {
+    sum: u64,
+    label: String,
+}
 const DATA: usize = 300; // u64s, above the inject size of every provider
 
 fn run() -> R {
-    let rt = runtime_shim::init().map_err(e("init"))?;
+    let builder = runtime_shim::Builder::new();
+    let typed = builder
+        .register_typed("p2p.sum", |ctx, (v, label): (Vec<u64>, String)| Summary {
+            sum: v.iter().sum(),
+            label: format!("{label}@{}", ctx.here()),
+        })
+        .map_err(e("register_typed"))?;
+    let rt = builder.init().map_err(e("init"))?;
     let n = rt.num_locales();
     let me = rt.here();
     let next = (me + 1) % n;
@@ -202,6 +216,25 @@ fn run() -> R {
         rt.test_local(odd, Cmp::Eq, 0).is_err(),
         "a misaligned word was accepted"
     );
+    // Typed on-statements (feature serde).
+    let s = rt
+        .on_typed(
+            next,
+            typed,
+            &(vec![1, 2, 3, me as u64], format!("from {me}")),
+        )
+        .map_err(e("on_typed"))?;
+    check!(
+        s == Summary {
+            sum: 6 + me as u64,
+            label: format!("from {me}@{next}")
+        },
+        "typed reply {s:?}"
+    );
+    match rt.on(next, typed.id(), b"not bincode") {
+        Err(err) if err.to_string().contains("p2p.sum") && err.to_string().contains("decode") => {}
+        other => return Err(format!("a garbled typed argument: {other:?}")),
+    }
     rt.barrier().map_err(e("barrier"))?;
     if me == 0 {
         println!(

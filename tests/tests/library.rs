@@ -85,3 +85,42 @@ fn teams_and_point_to_point_through_the_c_abi() {
         );
     }
 }
+
+#[test]
+fn pgas_info_lists_every_knob_and_pgas_log_installs_a_subscriber() {
+    let r = launch(
+        2,
+        &example("histogram"),
+        &[],
+        &[("PGAS_INFO", "1"), ("PGAS_LOG", "not a filter===")],
+        Duration::from_secs(120),
+    );
+    r.assert_ok("histogram with PGAS_INFO and a bad PGAS_LOG");
+    for k in [
+        "PGAS_MCM_MODE",
+        "PGAS_PROVIDER",
+        "PGAS_HEAP_SIZE",
+        "PGAS_NUM_WORKERS",
+        "PGAS_AM_LZ_SIZE",
+        "PGAS_AM_DONE",
+        "PGAS_PIN",
+        "PGAS_BARRIER",
+        "PGAS_MCM_WEAKEN",
+    ] {
+        assert!(
+            r.stderr.contains(k),
+            "PGAS_INFO did not list {k}:\n{}",
+            r.stderr
+        );
+    }
+    assert_eq!(
+        r.stderr.matches("pgas-comm knobs in force").count(),
+        1,
+        "printed by locale 0 only"
+    );
+    assert!(
+        r.stderr.contains("does not parse") && r.stderr.contains("WARN"),
+        "the subscriber PGAS_LOG asked for did not report the bad filter:\n{}",
+        r.stderr
+    );
+}
