@@ -60,3 +60,13 @@ pub use tasking::{Group, PoolStats, TaskHandle};
 pub use team::{Reduce, ReduceOp, Team, TEAM_INLINE};
 #[cfg(feature = "serde")]
 pub use typed::TypedFn;
+
+/// The Rust snippets of `docs/embedding.md` and the README, compiled as
+/// doctests so that the documentation cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/embedding.md")]
+pub struct EmbeddingGuide;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct Readme;
