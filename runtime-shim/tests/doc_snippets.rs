@@ -10,7 +10,7 @@ fn c_snippets(md: &str) -> Vec<String> {
     let mut cur: Option<String> = None;
     for line in md.lines() {
         match (&mut cur, line.trim_start()) {
-            (None, l) if l == "```c" => cur = Some(String::new()),
+            (None, "```c") => cur = Some(String::new()),
             (Some(_), "```") => out.push(cur.take().expect("inside")),
             (Some(s), _) => {
                 s.push_str(line);
