@@ -173,6 +173,51 @@ impl Heap {
         Ok(())
     }
 
+    /// The lowest offset at or above `from` where `size` bytes aligned to
+    /// `align` fit in a free block (symmetric allocation: every locale
+    /// proposes one, they agree on the largest).
+    pub fn first_fit_from(&self, from: usize, size: usize, align: usize) -> Option<usize> {
+        let align = align.max(MIN_ALIGN).next_power_of_two();
+        let size = size.max(1).checked_next_multiple_of(MIN_ALIGN)?;
+        let fl = self.free.lock();
+        fl.free.iter().find_map(|(&off, &len)| {
+            let start = off.max(from).checked_next_multiple_of(align)?;
+            (start.checked_add(size)? <= off + len).then_some(start)
+        })
+    }
+
+    /// Claims exactly `size` bytes at `offset` if they are free; the
+    /// address. An error (nothing claimed) otherwise.
+    pub fn alloc_at(&self, offset: usize, size: usize) -> Result<u64> {
+        let size = size
+            .max(1)
+            .checked_next_multiple_of(MIN_ALIGN)
+            .ok_or(Error::OutOfMemory {
+                size,
+                heap_size: self.size,
+            })?;
+        let busy = || Error::InvalidSize {
+            what: "heap range",
+            size,
+            reason: format!("offset {offset:#x} is not free in this heap"),
+        };
+        let end = offset.checked_add(size).ok_or_else(busy)?;
+        let mut fl = self.free.lock();
+        let (&off, &len) = fl.free.range(..=offset).next_back().ok_or_else(busy)?;
+        if end > off + len || offset % MIN_ALIGN != 0 {
+            return Err(busy());
+        }
+        fl.free.remove(&off);
+        if offset > off {
+            fl.free.insert(off, offset - off);
+        }
+        if end < off + len {
+            fl.free.insert(end, off + len - end);
+        }
+        fl.live.insert(offset, size);
+        Ok(self.base_addr() + offset as u64)
+    }
+
     /// Bytes currently handed out.
     pub fn in_use(&self) -> usize {
         self.free.lock().live.values().sum()
@@ -222,6 +267,30 @@ mod tests {
         assert!(h.free(a).is_err(), "double free must be refused");
         assert!(h.free(12345).is_err());
         assert!(h.alloc(8, 3).is_err());
+    }
+
+    #[test]
+    fn first_fit_and_alloc_at_agree_and_refuse_busy_ranges() {
+        let h = Heap::new(1 << 20).unwrap();
+        let a = h.alloc(128, 64).unwrap();
+        assert_eq!(h.first_fit_from(0, 64, 64), Some(128));
+        assert_eq!(h.first_fit_from(4096, 64, 4096), Some(4096));
+        let b = h.alloc_at(4096, 100).unwrap();
+        assert_eq!(b, h.base_addr() + 4096);
+        assert!(h.alloc_at(4096, 64).is_err(), "taken");
+        assert!(h.alloc_at(0, 64).is_err(), "taken by a");
+        assert!(h.alloc_at(100, 64).is_err(), "misaligned");
+        assert!(h.alloc_at(1 << 20, 64).is_err(), "past the end");
+        assert!(h.alloc_at(usize::MAX - 10, 64).is_err(), "overflow");
+        assert_eq!(h.first_fit_from(0, 1 << 21, 64), None);
+        h.free(b).unwrap();
+        h.free(a).unwrap();
+        assert_eq!(h.in_use(), 0);
+        assert_eq!(
+            h.alloc((1 << 20) - 64, 64).unwrap(),
+            h.base_addr(),
+            "coalesced"
+        );
     }
 
     #[test]

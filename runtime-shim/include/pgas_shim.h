@@ -217,6 +217,13 @@ int pgas_amo_nb(int32_t locale, void *raddr, int type, int op, const void *opera
 int pgas_amo_test(pgas_amo_handle_t *handle, int *done);
 int pgas_amo_wait(pgas_amo_handle_t *handle, void *result);
 
+/* ---- symmetric memory -------------------------------------------------
+ * pgas_alloc_sym: collective, like pgas_alloc_all but at the same heap
+ * offset on every locale; pgas_sym_addr: the address on `locale` at the same
+ * offset as `local` here (NULL on bad input). */
+int pgas_alloc_sym(size_t size, void **addrs);
+void *pgas_sym_addr(void *local, int32_t locale);
+
 /* ---- locks (MCS queue locks over atomics) ------------------------------
  * The lock word is 8 bytes of some locale's heap, made free by its owner
  * with pgas_lock_init; the token from acquire goes to release. */

@@ -1612,3 +1612,40 @@ pub unsafe extern "C" fn pgas_lock_release(locale: i32, word: *mut c_void, token
         rt.unlock_raw(crate::lock::GlobalLock::at(GlobalPtr::from_addr(at)), token)
     })
 }
+
+// ------------------------------------------------------- symmetric memory
+
+/// Collective: `size` bytes on every locale at the same heap offset
+/// everywhere (zeroed); `addrs[l]` is locale l's address.
+#[no_mangle]
+pub unsafe extern "C" fn pgas_alloc_sym(size: usize, addrs: *mut *mut c_void) -> c_int {
+    ffi(|| {
+        non_null(addrs, "addrs")?;
+        let rt = rt()?;
+        let d = rt.alloc_sym::<u8>(size)?;
+        for (l, p) in d.parts().iter().enumerate() {
+            // SAFETY: addrs has num_locales entries (header contract).
+            unsafe { *addrs.add(l) = p.addr() as *mut c_void };
+        }
+        Ok(())
+    })
+}
+
+/// The address on `locale` at the same heap offset as `local` here (for
+/// symmetric allocations); NULL on bad input (see pgas_last_error).
+#[no_mangle]
+pub unsafe extern "C" fn pgas_sym_addr(local: *mut c_void, locale: i32) -> *mut c_void {
+    let r = (|| -> Result<*mut c_void> {
+        let rt = rt()?;
+        let l = self::locale(rt, locale)?;
+        non_null(local, "local address")?;
+        let a = rt
+            .comm()
+            .symmetric(GlobalAddr::new(rt.here(), local as u64), l)?;
+        Ok(a.addr as *mut c_void)
+    })();
+    r.unwrap_or_else(|e| {
+        set_last_error(e.to_string());
+        std::ptr::null_mut()
+    })
+}

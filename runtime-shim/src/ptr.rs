@@ -140,6 +140,35 @@ impl<T: Pod> Dist<T> {
     pub fn parts(&self) -> &[GlobalPtr<T>] {
         &self.ptrs
     }
+
+    /// This locale's part as a slice, read directly.
+    ///
+    /// # Safety
+    /// No task anywhere may write this locale's part (by PUT, atomic or a
+    /// local store) while the slice lives: the program's synchronisation
+    /// must order every such write before the call, and every later one
+    /// after the slice is gone (for instance: between two barriers in which
+    /// only reads happen). Remote writes are a data race otherwise.
+    pub unsafe fn local_slice(&self) -> &[T] {
+        let p = self.local();
+        // SAFETY: the part is `len` elements of this locale's registered
+        // heap (made by alloc_all / alloc_sym, which outlive nothing but the
+        // process); no concurrent writer by the caller's contract.
+        unsafe { std::slice::from_raw_parts(p.addr() as *const T, self.len) }
+    }
+
+    /// This locale's part as a mutable slice, written directly.
+    ///
+    /// # Safety
+    /// No task anywhere may read or write this locale's part in any other
+    /// way while the slice lives (see [`Dist::local_slice`]), and only one
+    /// such slice may exist at a time.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn local_slice_mut(&self) -> &mut [T] {
+        let p = self.local();
+        // SAFETY: as above; exclusive by the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(p.addr() as *mut T, self.len) }
+    }
 }
 
 #[cfg(test)]

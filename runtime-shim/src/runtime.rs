@@ -887,6 +887,60 @@ impl Runtime {
         Ok(self.comm.free(p.global_addr())?)
     }
 
+    /// Collective: allocates `n` elements on every locale *at the same heap
+    /// offset everywhere* (OpenSHMEM's symmetric allocation), so that a
+    /// locale can compute a peer's address from its own. Zeroed. The
+    /// locales agree on an offset free on all of them (each proposes its
+    /// lowest fit, the largest wins, retried upwards if one cannot take it);
+    /// out of memory on one locale is an error on all.
+    pub fn alloc_sym<T: Pod>(&self, n: usize) -> Result<Dist<T>> {
+        self.check_open()?;
+        let bytes = n
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or(Error::InvalidLength {
+                what: "symmetric allocation",
+                len: n as u64,
+                reason: "element count times element size overflows".into(),
+            })?;
+        let heap = self.comm.heap();
+        let align = std::mem::align_of::<T>().max(64);
+        let world = self.world();
+        let mut floor = 0usize;
+        loop {
+            let mine = heap
+                .first_fit_from(floor, bytes, align)
+                .map_or(u64::MAX, |o| o as u64);
+            let offer = *world.fcollect(&[mine])?.iter().max().expect("a member");
+            if offer == u64::MAX {
+                return Err(Error::Comm(comm_ofi::Error::OutOfMemory {
+                    size: bytes,
+                    heap_size: heap.size(),
+                }));
+            }
+            let took = heap.alloc_at(offer as usize, bytes).ok();
+            let all = world.fcollect(&[took.is_some() as u8])?;
+            if all.iter().all(|t| *t == 1) {
+                let a = took.expect("took");
+                // SAFETY: a fresh allocation of `bytes` bytes of our heap.
+                unsafe { std::ptr::write_bytes(a as *mut u8, 0, bytes) };
+                // Everybody zeroed before anybody uses a peer's part.
+                world.barrier()?;
+                let ptrs = (0..self.num_locales())
+                    .map(|l| {
+                        self.comm
+                            .symmetric(GlobalAddr::new(self.here(), a), l)
+                            .map(GlobalPtr::from_addr)
+                    })
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                return Ok(Dist::new(ptrs, n, self.here()));
+            }
+            if let Some(a) = took {
+                self.comm.free(GlobalAddr::new(self.here(), a))?;
+            }
+            floor = offer as usize + 64;
+        }
+    }
+
     /// Collective: allocates `n` elements on every locale and tells everyone
     /// where (a distributed array's storage). Zeroed.
     pub fn alloc_all<T: Pod>(&self, n: usize) -> Result<Dist<T>> {

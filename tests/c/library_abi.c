@@ -128,6 +128,19 @@ int main(void) {
   CHECK(c == 20 * (uint64_t)n, "lock-protected counter %llu", (unsigned long long)c);
   CHECK(pgas_lock_release(0, lk[0], 12345) != PGAS_OK, "made-up token");
   pgas_barrier();
+  /* symmetric memory after uneven allocation histories */
+  void *junk = NULL, *sym[16];
+  if (me % 2) CHECK(pgas_alloc(4096 + 64 * me, &junk) == PGAS_OK, "alloc");
+  CHECK(pgas_alloc_sym(256, sym) == PGAS_OK, "alloc_sym");
+  for (int l = 0; l < n; l++)
+    CHECK(pgas_sym_addr(sym[me], l) == sym[l], "sym_addr of locale %d", l);
+  CHECK(pgas_sym_addr(sym[me], n) == NULL, "sym_addr of a bad locale");
+  uint64_t val = 77 + me, back = 0;
+  CHECK(pgas_put(next, sym[next], &val, sizeof val) == PGAS_OK, "put sym");
+  pgas_barrier();
+  back = *(uint64_t *)sym[me];
+  CHECK(back == 77 + (uint64_t)prev, "symmetric word %llu", (unsigned long long)back);
+  pgas_barrier();
   if (me == 0 && !failed) printf("library_abi ok: %d locales\n", n);
   pgas_finalize();
   return failed;

@@ -216,6 +216,62 @@ fn run() -> R {
         rt.test_local(odd, Cmp::Eq, 0).is_err(),
         "a misaligned word was accepted"
     );
+    // Symmetric allocation despite different allocation histories: locale
+    // k first allocates k blocks of its own.
+    let mut junk = Vec::new();
+    for i in 0..me {
+        junk.push(
+            rt.alloc::<u8>(100 + 1000 * i as usize)
+                .map_err(e("alloc"))?,
+        );
+    }
+    let syms: Vec<runtime_shim::Dist<u64>> = (0..3)
+        .map(|k| rt.alloc_sym::<u64>(10 + k * 500))
+        .collect::<Result<_, _>>()
+        .map_err(e("alloc_sym"))?;
+    for d in &syms {
+        let off = d.local().addr() - rt.comm().heap().base_addr();
+        let offs = rt.world().fcollect(&[off]).map_err(e("fcollect"))?;
+        check!(
+            offs.iter().all(|o| *o == off),
+            "symmetric offsets differ: {offs:?}"
+        );
+        for l in 0..n {
+            let want = rt
+                .comm()
+                .symmetric(d.local().global_addr(), l)
+                .map_err(e("symmetric"))?;
+            check!(
+                d.at(l).map_err(e("at"))?.global_addr() == want,
+                "part {l} address"
+            );
+        }
+        // SAFETY: nobody writes this locale's part until the barrier below
+        // (the allocation zeroed it before its own barrier).
+        let zeroed = unsafe { d.local_slice() }.iter().all(|v| *v == 0);
+        check!(zeroed, "a symmetric allocation was not zeroed");
+    }
+    rt.put(syms[0].at(next).map_err(e("at"))?, &[me as u64 + 5; 10])
+        .map_err(e("put"))?;
+    rt.barrier().map_err(e("barrier"))?;
+    // SAFETY: between two barriers with no writer of this part.
+    let got = unsafe { syms[0].local_slice() }.to_vec();
+    check!(
+        got == vec![(me + n - 1) % n + 5; 10]
+            .into_iter()
+            .map(u64::from)
+            .collect::<Vec<_>>(),
+        "symmetric part after PUT: {got:?}"
+    );
+    rt.barrier().map_err(e("barrier"))?;
+    let too_big = rt.alloc_sym::<u8>(rt.comm().heap().size() + 1);
+    check!(
+        too_big.is_err(),
+        "an oversized symmetric allocation succeeded"
+    );
+    for p in junk {
+        rt.free(p).map_err(e("free"))?;
+    }
     // Typed on-statements (feature serde).
     let s = rt
         .on_typed(
