@@ -20,6 +20,8 @@
 //! - [`sim`]: the simulated fabric and the litmus programs that run the real
 //!   implementors over it, exhaustively under loom (`--cfg loom`).
 
+#![forbid(unsafe_code)]
+
 mod dangling;
 mod force;
 pub mod mode;
