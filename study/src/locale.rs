@@ -15,6 +15,10 @@ use crate::proto::{self, Record, Subject};
 use crate::raw::Raw;
 use crate::stats::{Point, Res};
 use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// A point taking longer than this is named in the job's log.
+const SLOW_POINT: Duration = Duration::from_secs(3);
 
 /// Locale 0's channel to the driver: result and progress lines on stdout
 /// (`pgasrun` forwards them whole). Silent on the other locales.
@@ -97,16 +101,33 @@ fn measure_point(
     }
     subjects.extend_from_slice(op.subjects(plan.ends()));
     let mut rounds: Vec<Vec<Point>> = vec![Vec::new(); subjects.len()];
+    let mut spent = vec![Duration::ZERO; subjects.len()];
     let n = subjects.len();
     for round in 0..plan.rounds as usize {
         for j in 0..n {
             let i = (round + j) % n;
+            let t = Instant::now();
             let p = match (subjects[i], floor) {
                 (Subject::Raw, Some(f)) => raw.measure(f, plan.budget())?,
                 (s, _) => ours.measure(s, op, plan.budget())?,
             };
+            spent[i] += t.elapsed();
             rounds[i].push(p);
         }
+    }
+    let total: Duration = spent.iter().sum();
+    if total > SLOW_POINT {
+        let who: Vec<String> = subjects
+            .iter()
+            .zip(&spent)
+            .map(|(s, d)| format!("{} {:.1} s", s.as_str(), d.as_secs_f64()))
+            .collect();
+        rep.info(&format!(
+            "slow point: {} took {:.1} s ({})",
+            op.label(),
+            total.as_secs_f64(),
+            who.join(", ")
+        ));
     }
     let (size, param, unit) = op.shape();
     let per = op.per_call() as f64;

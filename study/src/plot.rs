@@ -58,9 +58,9 @@ fn draw_series<'a, 'b: 'a, X: Ranged<ValueType = f64>>(
         drawn.label(s.label.clone()).legend(move |(x, y)| {
             let line = ShapeStyle::from(&color).stroke_width(2);
             let segs = if floor {
-                [(0, 7), (12, 19), (24, 30)]
+                [(-4, 2), (6, 12), (16, 22)]
             } else {
-                [(0, 10), (10, 20), (20, 30)]
+                [(-4, 6), (6, 14), (14, 22)]
             };
             let marker = if floor {
                 ShapeStyle::from(&WHITE).filled()
@@ -71,8 +71,8 @@ fn draw_series<'a, 'b: 'a, X: Ranged<ValueType = f64>>(
                 + PathElement::new(vec![(segs[0].0, 0), (segs[0].1, 0)], line)
                 + PathElement::new(vec![(segs[1].0, 0), (segs[1].1, 0)], line)
                 + PathElement::new(vec![(segs[2].0, 0), (segs[2].1, 0)], line)
-                + Circle::new((15, 0), 4, marker)
-                + Circle::new((15, 0), 4, line)
+                + Circle::new((9, 0), 4, marker)
+                + Circle::new((9, 0), 4, line)
         });
         if floor {
             chart.draw_series(
@@ -232,13 +232,16 @@ pub fn all(r: &Results, dir: &Path) -> Res<Vec<std::path::PathBuf>> {
         let mut bnd = Vec::new();
         for (i, m) in modes.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
-            for (o, into) in [(op::PUT_LAT, &mut put), (op::GET_LAT, &mut get)] {
+            for (o, name, into) in [
+                (op::PUT_LAT, "PUT", &mut put),
+                (op::GET_LAT, "GET", &mut get),
+            ] {
                 for (s, floor) in [(Subject::RtTask, false), (Subject::Raw, true)] {
                     into.push(Series {
                         label: format!(
-                            "{m}: {}",
+                            "{m}: {name} {}",
                             if floor {
-                                "floor (raw libfabric)"
+                                "floor (raw libfabric, matched)"
                             } else {
                                 "ours (rt task)"
                             }

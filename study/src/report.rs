@@ -169,7 +169,7 @@ pub fn metric_label(r: &Record) -> String {
         op::AMO => "fetch-add u64".into(),
         op::AMO_AM => "fetch-add u64 via AM".into(),
         op::ADD_RATE => format!("add u64 x{} + task end", r.param),
-        op::ADD_UNORDERED_RATE => format!("add_unordered u64 x{} + task end", r.param),
+        op::ADD_UNORDERED_RATE => format!("unordered add x{} + task end", r.param),
         op::ON_STMT => "empty on-stmt".into(),
         op::SPAWN => "spawn+join empty task".into(),
         op::BOUNDARY => format!("task end after PUTs, k={}", r.param),
@@ -344,7 +344,7 @@ impl Results {
             "x floor [min-max]",
             "",
         ];
-        let widths = [34, 9, 26, 26, 32, 22, 13];
+        let widths = [38, 9, 24, 24, 30, 22, 13];
         for (prov, mode) in &self.matrix {
             let rows = self.shown(prov, mode);
             if rows.is_empty() {
@@ -491,13 +491,13 @@ impl Results {
                 continue;
             }
             let _ = writeln!(s, "\n== {prov}: which mode for which work ==");
-            let _ = write!(s, "{:<13} {:<44}", "work", "metric, caller");
+            let _ = write!(s, "{:<13} {:<48}", "work", "metric, caller");
             for m in &modes {
                 let _ = write!(s, " {m:>26}");
             }
             let _ = writeln!(s, "  suits");
             for r in &rows {
-                let _ = write!(s, "{:<13} {:<44}", r.kind, r.label);
+                let _ = write!(s, "{:<13} {:<48}", r.kind, r.label);
                 for c in &r.cells {
                     let _ = write!(s, " {:>26}", spread_text(*c));
                 }
@@ -518,7 +518,9 @@ impl Results {
         let mut out = Vec::new();
         for (prov, mode) in &self.matrix {
             for o in [op::PUT_LAT, op::GET_LAT, op::BOUNDARY] {
-                let pts: Vec<(&Row, &Row)> = self
+                // Ours with its floor where it has one; PUT sizes whose floor
+                // is an injection are left out (another law: a constant).
+                let pts: Vec<(&Row, Option<&Row>)> = self
                     .ours_rows()
                     .filter(|r| {
                         &r.provider == prov
@@ -526,8 +528,8 @@ impl Results {
                             && r.rec.op == o
                             && r.rec.subject == Subject::RtTask
                     })
-                    .filter_map(|r| self.floor(r).map(|f| (r, f)))
-                    .filter(|(_, f)| !f.rec.note.starts_with("fi_inject_write"))
+                    .map(|r| (r, self.floor(r)))
+                    .filter(|(_, f)| !f.is_some_and(|f| f.rec.note.starts_with("fi_inject_write")))
                     .collect();
                 let x = |r: &Row| {
                     if o == op::BOUNDARY {
@@ -541,12 +543,10 @@ impl Results {
                 let line = |floor: bool| {
                     let ys: Vec<f64> = pts
                         .iter()
-                        .map(|(r, f)| {
-                            let row = if floor { f } else { r };
-                            Self::time(row).map(|t| t.med).unwrap_or(f64::NAN)
-                        })
+                        .filter_map(|(r, f)| if floor { *f } else { Some(*r) })
+                        .map(|row| Self::time(row).map(|t| t.med).unwrap_or(f64::NAN))
                         .collect();
-                    if xs.len() < 3 {
+                    if ys.len() < 3 || ys.len() != xs.len() {
                         None
                     } else if o == op::BOUNDARY {
                         fit::ordinary(&xf, &ys)
