@@ -521,8 +521,7 @@ pub fn run(o: &Options, mp: &MultiProgress) -> Res<PathBuf> {
     std::fs::write(
         out.join("summary.md"),
         format!(
-            "<!-- {} -->\n{}\n```text\n{fits}```\n\n```text\n{notes}```\n",
-            meta.replace('\n', " | "),
+            "```text\n{meta}```\n{}\n```text\n{fits}```\n\n```text\n{notes}```\n",
             res.markdown()
         ),
     )?;
