@@ -130,11 +130,10 @@ fn measure_point(
         ));
     }
     let (size, param, unit) = op.shape();
-    let per = op.per_call() as f64;
     for (i, s) in subjects.iter().enumerate() {
-        let note = match (s, floor) {
-            (Subject::Raw, Some(f)) => raw.name(f),
-            _ => ours.note(*s, op),
+        let (note, per) = match (s, floor) {
+            (Subject::Raw, Some(f)) => (raw.name(f), f.per_call() as f64),
+            _ => (ours.note(*s, op), op.per_call() as f64),
         };
         rep.record(&Record {
             subject: *s,

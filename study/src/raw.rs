@@ -111,6 +111,19 @@ pub enum Floor {
     Reads(u64),
 }
 
+impl Floor {
+    /// Operations per call of its measured closure (a window counts each of
+    /// its operations; a round trip standing in for each add of a window
+    /// of ours is one).
+    pub fn per_call(self) -> u64 {
+        match self {
+            Floor::WriteWindow { window, .. } | Floor::ReadWindow { window, .. } => window,
+            Floor::AtomicWindow(w) => w,
+            _ => 1,
+        }
+    }
+}
+
 /// One locale of the raw benchmark.
 pub struct Raw {
     me: usize,
@@ -816,5 +829,32 @@ impl Raw {
         self.post_recv(0)?;
         self.send_msg(peer, PING)?;
         self.wait_all()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_floor_counts_the_operations_of_one_call() {
+        let w = Floor::WriteWindow {
+            size: 8,
+            window: 64,
+            inject: true,
+        };
+        assert_eq!(w.per_call(), 64);
+        assert_eq!(
+            Floor::ReadWindow {
+                size: 8,
+                window: 16
+            }
+            .per_call(),
+            16
+        );
+        assert_eq!(Floor::AtomicWindow(64).per_call(), 64);
+        // A round trip stands in for one add of a window of ours: one op.
+        assert_eq!(Floor::PingPong.per_call(), 1);
+        assert_eq!(Floor::Reads(4).per_call(), 1);
     }
 }
