@@ -286,20 +286,16 @@ fn run(env: &Env, subject: Subject, op: Op, b: Budget) -> Res<Point> {
                 Ok(())
             })
         }
-        Op::AddRate(w) => {
+        Op::AddRate(w) | Op::AddUnorderedRate(w) => {
+            let unordered = matches!(op, Op::AddUnorderedRate(_));
             let a = rt.atomic(env.word(1, WORD_AMO));
             measure(b, || {
                 for _ in 0..w {
-                    a.add(1u64)?;
-                }
-                Ok(rt.task_end_hook()?)
-            })
-        }
-        Op::AddUnorderedRate(w) => {
-            let a = rt.atomic(env.word(1, WORD_AMO));
-            measure(b, || {
-                for _ in 0..w {
-                    a.add_unordered(1u64)?;
+                    if unordered {
+                        a.add_unordered(1u64)?;
+                    } else {
+                        a.add(1u64)?;
+                    }
                 }
                 Ok(rt.task_end_hook()?)
             })
