@@ -1,23 +1,26 @@
-//! Criterion benches of the per-operation paths between two locales:
-//! 8-byte PUT, 8-byte GET, fetch-add (`Am::amo`: native where the provider
-//! has it, else via AM) and the empty blocking on-statement, each beside
-//! its raw-libfabric floor (`fi_writemsg`, `fi_readmsg`, `fi_fetch_atomic`,
-//! `fi_send`/`fi_recv` round trip) on the same provider and `fi_info`.
+//! Criterion benches of the per-operation paths between two locales,
+//! through the runtime shim's API from a task: 8-byte PUT (`rt.put`),
+//! 8-byte GET, fetch-add (`rt.atomic(..).fetch_add`: native where the
+//! provider has it, else via AM) and the empty blocking on-statement
+//! (`rt.on`), each beside its matched raw-libfabric floor
+//! (`fi_inject_write` where ours injects, else `fi_writemsg` waited;
+//! `fi_readmsg`, `fi_fetch_atomic`, `fi_send`/`fi_recv` round trip) on the
+//! same provider and `fi_info`.
 //!
 //! A remote operation needs a peer process, so the bench starts its own
 //! job: run by `cargo bench` (no launcher variables), it re-executes itself
 //! under `pgasrun -n 2` (building `pgasrun` first if it is missing) and
 //! exits with the job's status. Under the launcher, locale 0 runs criterion
-//! from a thread bound to worker context 0; locale 1 serves (its AM poller
-//! and a raw-floor thread poll). `PGAS_PROVIDER` / `PGAS_MCM_MODE` pass
+//! in a task of its runtime; locale 1 serves (its AM poller and workers and
+//! a raw-floor thread poll). `PGAS_PROVIDER` / `PGAS_MCM_MODE` pass
 //! through: `PGAS_PROVIDER='tcp;ofi_rxm' cargo bench -p study`.
 
-use comm_ofi::{AmoOp, AmoType};
 use criterion::Criterion;
+use runtime_shim::{FnId, GlobalPtr, Runtime};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::Duration;
-use study::ours::{heap_slice, Ours};
+use study::ours::Ours;
 use study::plan::Plan;
 use study::raw::Raw;
 
@@ -79,47 +82,43 @@ fn relaunch() -> ExitCode {
     }
 }
 
-fn bench(raw: &mut Raw, ours: &Ours) {
-    let comm = ours.comm();
-    let am = ours.am();
-    let (local, target, word) = ours.buffers();
-    // SAFETY: `local` is this locale's own buffer, used only by this thread.
-    let buf = unsafe { heap_slice(local, 8) };
-    let remote = comm.symmetric(target, 1).expect("symmetric");
-    let w1 = comm.symmetric(word, 1).expect("symmetric");
-    let empty = ours.empty_body();
+/// Runs in a task (a worker bound to its own transmit context), through
+/// the runtime shim's API, like the study's "rt task" rows.
+fn bench(
+    raw: &mut Raw,
+    rt: &'static Runtime,
+    remote: GlobalPtr<u8>,
+    word: GlobalPtr<u64>,
+    empty: FnId,
+) {
+    let mut buf = [0u8; 8];
     let mut c = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
         .configure_from_args();
-    let label = format!("ops/{}/{}", comm.provider().name, comm.mode());
+    let label = format!("ops/{}/{}", rt.provider_name(), rt.mode());
     let mut g = c.benchmark_group(label);
-    g.bench_function("put_8B", |b| {
-        b.iter(|| comm.put(remote, &buf[..8]).expect("put"))
-    });
-    g.bench_function("raw_fi_writemsg_8B", |b| {
+    g.bench_function("put_8B", |b| b.iter(|| rt.put(remote, &buf).expect("put")));
+    // Matched floor: fi_inject_write where ours injects, else fi_writemsg waited.
+    g.bench_function("raw_put_8B", |b| {
         b.iter(|| raw.put_once(8).expect("raw put"))
     });
     g.bench_function("get_8B", |b| {
-        b.iter(|| comm.get(&mut buf[..8], remote).expect("get"))
+        b.iter(|| rt.get(&mut buf, remote).expect("get"))
     });
     g.bench_function("raw_fi_readmsg_8B", |b| {
         b.iter(|| raw.get_once(8).expect("raw get"))
     });
-    g.bench_function("fetch_add_u64", |b| {
-        b.iter(|| {
-            am.amo(w1, AmoType::U64, AmoOp::Add, 1, 0, true)
-                .expect("amo")
-        })
-    });
+    let a = rt.atomic(word);
+    g.bench_function("fetch_add_u64", |b| b.iter(|| a.fetch_add(1).expect("amo")));
     if raw.fetch_add_once().is_ok() {
         g.bench_function("raw_fi_fetch_atomic_u64", |b| {
             b.iter(|| raw.fetch_add_once().expect("raw fetch-add"))
         });
     }
     g.bench_function("on_stmt_empty", |b| {
-        b.iter(|| am.execute_on(1, empty, &[]).expect("execute_on"))
+        b.iter(|| rt.on(1, empty, &[]).expect("on"))
     });
     g.bench_function("raw_send_recv_round_trip", |b| {
         b.iter(|| raw.ping_once().expect("raw ping"))
@@ -140,8 +139,16 @@ fn main() -> ExitCode {
         let mut raw = Raw::open(&*oob, &plan)?;
         let ours = Ours::start(&plan)?;
         if raw.is_initiator() {
-            ours.bind()?;
-            bench(&mut raw, &ours);
+            let rt = ours.rt();
+            let (remote, _) = ours.buffers();
+            let (word, empty) = (ours.amo_word(), ours.empty_body());
+            let mut raw = rt
+                .spawn(move || {
+                    let mut raw = raw;
+                    bench(&mut raw, rt, remote, word, empty);
+                    raw
+                })?
+                .join()?;
             let s = raw.stop_targets();
             let f = ours.finish();
             s?;

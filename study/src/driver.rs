@@ -1,12 +1,16 @@
 //! The study driver: discovers the (provider, mode) matrix, runs each job
-//! under `pgasrun` (raw floor and ours back to back, so each ratio is taken
-//! between figures measured minutes apart at most), shows progress, and
-//! writes table, CSVs, plots and a markdown summary.
+//! under `pgasrun` (the floor and our callers take turns inside each job,
+//! so each ratio is taken between figures measured side by side), shows
+//! progress, and writes table, mode comparison, fits, CSVs, plots and a
+//! markdown summary.
 
 use crate::plan::Plan;
-use crate::proto::{self, Impl, Record};
-use crate::report::{Results, Row, Skip};
+use crate::proto::{self, Record, Subject};
+use crate::report::{JobInfo, Results, Row, Skip};
 use crate::stats::Res;
+use clap::error::ErrorKind;
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use comm_ofi::select;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::io::{BufRead, BufReader, Write};
@@ -17,93 +21,102 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// The providers studied, in order.
 pub const PROVIDERS: [&str; 4] = ["shm", "tcp;ofi_rxm", "udp;ofi_rxd", "sockets"];
 
+/// The MCM modes, as `--modes` spells them.
+pub const MODES: [&str; 3] = ["message-order-fence", "message-order", "delivery-complete"];
+
 /// Driver options (the `study` command line).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "study",
+    about = "The performance study of pgas-comm: our layer beside a matched raw-libfabric floor",
+    long_about = "The performance study of pgas-comm.\n\n\
+For each provider (shm, tcp;ofi_rxm, udp;ofi_rxd, sockets) and each MCM mode it honours, \
+measures PUT/GET latency 8 B..1 MiB, PUT visibility latency, bandwidth and message rate with \
+windows of non-blocking operations, fetch-add and non-fetching adds, the empty on-statement, \
+tasks, and the task end after PUTs to k targets. Callers: the runtime shim (the public API) \
+from the main thread and from a task, and comm-ofi/amhandler from a task. Every point is \
+measured in rounds in which a matched raw-libfabric floor and each caller take turns; the \
+table gives median [min-max] over the rounds, the floor used, the ratio to the floor round by \
+round, and says 'no difference' when that range contains 1. Also: modes compared per provider, \
+model fits (flagged when their intercept is negative or residuals large), CSVs and SVG plots.",
+    after_help = "Internal commands (run by the driver and scripts, not by hand):\n  \
+study locale PLAN-ARGS                 one locale of a job, under pgasrun\n  \
+study callgrind-put N                  program of scripts/callgrind-put\n  \
+study callgrind-summary N FILE_N 2N FILE_2N"
+)]
 pub struct Options {
-    /// Output folder (default `study-out/<UTC timestamp>`).
+    /// Output folder [default: study-out/<UTC time>, linked by study-out/latest]
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Providers to study (default [`PROVIDERS`] that exist here).
+    /// Providers to study, comma-separated (quote the ';': 'shm,tcp;ofi_rxm')
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_values = PROVIDERS)]
     pub providers: Vec<String>,
-    /// Milliseconds per point.
-    pub point_ms: u64,
-    /// Locales of the task-end jobs (k goes up to this minus one).
-    pub boundary_locales: usize,
-    /// Skip the task-end jobs.
+    /// MCM modes to study (where the provider honours them), comma-separated [default: all]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = MODES)]
+    pub modes: Vec<String>,
+    /// Milliseconds each caller measures in one round of a point (sockets: x2.5)
+    #[arg(long, value_name = "MS", default_value_t = 20,
+          value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub round_ms: u64,
+    /// Rounds per point: the floor and each caller take turns this many times
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(5..=100))]
+    pub rounds: u64,
+    /// Locales of the task-end jobs (k = 1 .. N-1)
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(2..=16))]
+    pub boundary_locales: u64,
+    /// Skip the task-end jobs
+    #[arg(long)]
     pub no_boundary: bool,
-    /// Quick smoke run: fewer sizes, short points.
+    /// Smoke run: the reduced sweep everywhere, 4 ms rounds, task end with 3 locales
+    #[arg(long)]
     pub quick: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options {
-            out: None,
-            providers: PROVIDERS.iter().map(|s| s.to_string()).collect(),
-            point_ms: 50,
-            boundary_locales: 5,
-            no_boundary: false,
-            quick: false,
-        }
+        Options::parse_from(["study"])
     }
 }
 
-/// Usage text.
-pub const USAGE: &str = "\
-usage: study [--out DIR] [--providers LIST] [--point-ms MS] [--boundary-locales N]
-             [--no-boundary] [--quick]
-       study locale PLAN-ARGS               (one locale of a job, floor and ours; run by the driver under pgasrun)
-       study callgrind-put N                (program of scripts/callgrind-put)
-       study callgrind-summary N FILE_N 2N FILE_2N
-
-Runs the performance study on this machine: for each provider (shm, tcp;ofi_rxm,
-udp;ofi_rxd, sockets) and each MCM mode it honours, PUT/GET latency 8 B..1 MiB,
-bandwidth and 8 B message rate with windows of non-blocking ops, fetch-add (native
-and via AM), the empty on-statement, and the task-end boundary after PUTs to k
-targets; each beside a raw-libfabric floor on the same provider and fi_info.
-Writes table.txt, results.csv, fits.csv, summary.md and SVG plots to DIR.
-
-  --providers LIST     comma-separated, e.g. 'shm,tcp;ofi_rxm' (quote the ;)
-  --point-ms MS        time budget of one point per implementation, spread over 5
-                       alternating rounds (default 50; sockets gets 2.5x)
-  --boundary-locales N locales of the task-end jobs (default 5: k = 1..4)
-  --quick              smoke run: a few sizes, 10 ms points
-";
-
 impl Options {
-    /// Parses the driver's arguments.
-    pub fn parse(args: &[String]) -> Res<Options> {
-        let mut o = Options::default();
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            let mut val = || -> Res<&String> {
-                it.next()
-                    .ok_or_else(|| format!("{a} needs a value\n{USAGE}").into())
-            };
-            match a.as_str() {
-                "--out" => o.out = Some(PathBuf::from(val()?)),
-                "--providers" => {
-                    o.providers = val()?
-                        .split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect()
-                }
-                "--point-ms" => o.point_ms = val()?.parse()?,
-                "--boundary-locales" => o.boundary_locales = val()?.parse()?,
-                "--no-boundary" => o.no_boundary = true,
-                "--quick" => o.quick = true,
-                "-h" | "--help" => return Err(USAGE.into()),
-                other => return Err(format!("unknown argument {other:?}\n{USAGE}").into()),
-            }
-        }
-        if o.point_ms == 0 {
-            return Err("--point-ms must be at least 1".into());
-        }
-        if o.boundary_locales < 2 {
-            return Err("--boundary-locales must be at least 2".into());
+    /// Parses the driver's arguments (`args` without the program name);
+    /// errors name the flag, `--help` is an error of kind `DisplayHelp`.
+    pub fn try_parse_args(args: &[String]) -> Result<Options, clap::Error> {
+        let argv = std::iter::once("study".to_string()).chain(args.iter().cloned());
+        let m = Options::command().try_get_matches_from(argv)?;
+        let explicit = m.value_source("providers") == Some(ValueSource::CommandLine);
+        let o = Options::from_arg_matches(&m)?;
+        if explicit {
+            o.check_providers()?;
         }
         Ok(o)
     }
+
+    /// Every provider asked for on the command line must exist here.
+    fn check_providers(&self) -> Result<(), clap::Error> {
+        let avail = select::available_providers(true).unwrap_or_default();
+        for w in &self.providers {
+            if find_provider(&avail, w).is_none() {
+                return Err(Options::command().error(
+                    ErrorKind::InvalidValue,
+                    format!(
+                        "invalid value '{w}' for '--providers <LIST>': not offered by this \
+                         libfabric (offered: {})",
+                        avail.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn find_provider<'a>(avail: &'a [String], w: &str) -> Option<&'a String> {
+    avail
+        .iter()
+        .find(|a| *a == w || a.split(';').next() == Some(w))
 }
 
 /// One pgasrun job.
@@ -151,28 +164,39 @@ impl Job {
 /// (provider, mode) pairs.
 pub type Matrix = Vec<(String, String)>;
 
-/// The (provider, mode) pairs this machine offers among `wanted`, and why
-/// the others are not studied.
-pub fn matrix(wanted: &[String]) -> Res<(Matrix, Vec<String>)> {
+/// The (provider, mode) pairs this machine offers among `wanted` providers
+/// and `modes` (empty: every mode), and why the others are not studied.
+pub fn matrix(wanted: &[String], modes: &[String]) -> Res<(Matrix, Vec<String>)> {
     let avail = select::available_providers(true)?;
     let mut out = Vec::new();
     let mut missing = Vec::new();
     for w in wanted {
-        let Some(name) = avail
-            .iter()
-            .find(|a| *a == w || a.split(';').next() == Some(w.as_str()))
-        else {
+        let Some(name) = find_provider(&avail, w) else {
             missing.push(format!("{w}: not offered by this libfabric"));
             continue;
         };
-        let modes = select::modes_of(name, true)?;
-        if modes.is_empty() {
+        let honoured = select::modes_of(name, true)?;
+        if honoured.is_empty() {
             missing.push(format!("{name}: honours no MCM mode here"));
         }
+        let mut any = false;
         for m in select::MODE_ORDER {
-            if modes.contains(&m) {
+            let asked = modes.is_empty() || modes.iter().any(|x| *x == m.to_string());
+            if honoured.contains(&m) && asked {
                 out.push((name.clone(), m.to_string()));
+                any = true;
             }
+        }
+        if !any && !honoured.is_empty() {
+            missing.push(format!(
+                "{name}: honours none of --modes {} (it honours {})",
+                modes.join(","),
+                honoured
+                    .iter()
+                    .map(|m| m.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
     }
     Ok((out, missing))
@@ -184,15 +208,14 @@ pub fn jobs(o: &Options, matrix: &[(String, String)]) -> Vec<Job> {
     let mut v = Vec::new();
     for (prov, mode) in matrix {
         let slow = prov.starts_with("sockets");
-        let ms = if slow { o.point_ms * 5 / 2 } else { o.point_ms };
+        let base = if o.quick { 4 } else { o.round_ms };
+        let ms = if slow { (base * 5).div_ceil(2) } else { base };
         let mut plan = if slow || o.quick {
             Plan::reduced(ms)
         } else {
             Plan::full(ms)
         };
-        if o.quick {
-            plan.point_ms = if slow { 25 } else { 10 };
-        }
+        plan.rounds = o.rounds;
         v.push(Job {
             provider: prov.clone(),
             mode: mode.clone(),
@@ -200,13 +223,19 @@ pub fn jobs(o: &Options, matrix: &[(String, String)]) -> Vec<Job> {
             plan: plan.clone(),
         });
         if !o.no_boundary {
-            let n = o.boundary_locales;
-            let ks: Vec<u64> = (1..n as u64).collect();
+            let n = if o.quick {
+                o.boundary_locales.min(3)
+            } else {
+                o.boundary_locales
+            };
+            let ks: Vec<u64> = (1..n).collect();
+            let mut b = Plan::boundary(ks, plan.round_ms);
+            b.rounds = o.rounds;
             v.push(Job {
                 provider: prov.clone(),
                 mode: mode.clone(),
-                locales: n,
-                plan: Plan::boundary(ks, plan.point_ms),
+                locales: n as usize,
+                plan: b,
             });
         }
     }
@@ -218,8 +247,8 @@ pub fn jobs(o: &Options, matrix: &[(String, String)]) -> Vec<Job> {
 pub struct JobOutput {
     /// Results.
     pub records: Vec<Record>,
-    /// Skipped points: (impl, op, reason).
-    pub skips: Vec<(Impl, String, String)>,
+    /// Figures not measured: (subject, op, reason).
+    pub skips: Vec<(Subject, String, String)>,
     /// Information lines.
     pub infos: Vec<String>,
     /// Failure message, if the job failed.
@@ -293,10 +322,10 @@ pub fn run_job(job: &Job, bar: &ProgressBar, log: &Path) -> Res<JobOutput> {
             out.records.push(r);
         } else if let Some(rest) = line.strip_prefix(proto::SKIP) {
             let mut f = rest.trim_start_matches('\t').splitn(3, '\t');
-            let imp = Impl::parse(f.next().unwrap_or("")).unwrap_or(Impl::Ours);
+            let subject = Subject::parse(f.next().unwrap_or("")).unwrap_or(Subject::Raw);
             let op = f.next().unwrap_or("").to_string();
             out.skips
-                .push((imp, op, f.next().unwrap_or("").to_string()));
+                .push((subject, op, f.next().unwrap_or("").to_string()));
         } else if let Some(rest) = line.strip_prefix(proto::INFO) {
             out.infos.push(rest.trim().to_string());
             writeln!(logf, "{line}")?;
@@ -360,7 +389,7 @@ pub fn run(o: &Options, mp: &MultiProgress) -> Res<PathBuf> {
         None => PathBuf::from("study-out").join(timestamp(SystemTime::now())),
     };
     std::fs::create_dir_all(out.join("logs"))?;
-    let (matrix, missing) = matrix(&o.providers)?;
+    let (matrix, missing) = matrix(&o.providers, &o.modes)?;
     for m in &missing {
         tracing::warn!("not studied: {m}");
     }
@@ -402,6 +431,10 @@ pub fn run(o: &Options, mp: &MultiProgress) -> Res<PathBuf> {
             .join("logs")
             .join(format!("{:02}_{}.log", i + 1, job.slug()));
         let t = Instant::now();
+        res.jobs.push(JobInfo {
+            label: job.label(),
+            load: loadavg(),
+        });
         let r = run_job(job, &bar, &log);
         let secs = t.elapsed().as_secs_f64();
         match r {
@@ -413,15 +446,15 @@ pub fn run(o: &Options, mp: &MultiProgress) -> Res<PathBuf> {
                     res.rows.push(Row {
                         provider: job.provider.clone(),
                         mode: job.mode.clone(),
-                        imp: rec.imp,
+                        job: i,
                         rec,
                     });
                 }
-                for (imp, op, reason) in jo.skips {
+                for (subject, op, reason) in jo.skips {
                     res.skips.push(Skip {
                         provider: job.provider.clone(),
                         mode: job.mode.clone(),
-                        imp,
+                        subject,
                         op,
                         reason,
                     });
@@ -449,12 +482,14 @@ pub fn run(o: &Options, mp: &MultiProgress) -> Res<PathBuf> {
     overall.finish_with_message("done");
 
     let table = res.table();
+    let modes = res.modes_table();
     let fits = res.fits_table();
     let notes = res.notes();
     let elapsed = started.elapsed().as_secs_f64();
     let meta = format!(
-        "study run {}\nlibfabric {}.{}\ncores {}\nload average before: {load_before}; after: {}\n\
-         measuring time {elapsed:.0} s, point budget {} ms (sockets x2.5), task-end jobs with {} locales\n\
+        "study run {}\nlibfabric {}.{}\ncores {}\nload average (1/5/15 min) before: {load_before}; after: {}\n\
+         measuring time {elapsed:.0} s; {} rounds per point, {} ms per caller per round (sockets x2.5){}; \
+         task-end jobs with {} locales\n\
          {}",
         out.display(),
         // SAFETY: fi_version() has no preconditions.
@@ -463,8 +498,14 @@ pub fn run(o: &Options, mp: &MultiProgress) -> Res<PathBuf> {
         libfabric_sys::fi_minor(unsafe { libfabric_sys::fi_library_version() }),
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
         loadavg(),
-        o.point_ms,
-        o.boundary_locales,
+        o.rounds,
+        if o.quick { 4 } else { o.round_ms },
+        if o.quick { ", --quick" } else { "" },
+        if o.quick {
+            o.boundary_locales.min(3)
+        } else {
+            o.boundary_locales
+        },
         if missing.is_empty() {
             String::new()
         } else {
@@ -475,13 +516,12 @@ pub fn run(o: &Options, mp: &MultiProgress) -> Res<PathBuf> {
     std::fs::write(out.join("fits.csv"), res.fits_csv())?;
     std::fs::write(
         out.join("table.txt"),
-        format!("{meta}{table}{fits}\n{notes}\n{infos}"),
+        format!("{meta}{table}{modes}{fits}\n{notes}\n{infos}"),
     )?;
     std::fs::write(
         out.join("summary.md"),
         format!(
-            "<!-- {} -->\n{}\n```text\n{fits}```\n\n{notes}",
-            meta.replace('\n', " | "),
+            "```text\n{meta}```\n{}\n```text\n{fits}```\n\n```text\n{notes}```\n",
             res.markdown()
         ),
     )?;
@@ -496,7 +536,7 @@ pub fn run(o: &Options, mp: &MultiProgress) -> Res<PathBuf> {
     }
 
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{meta}{table}{fits}")?;
+    writeln!(stdout, "{meta}{table}{modes}{fits}")?;
     if !notes.is_empty() {
         writeln!(stdout, "{notes}")?;
     }
@@ -527,18 +567,46 @@ mod tests {
         assert_eq!(timestamp(UNIX_EPOCH), "19700101-000000");
     }
 
+    fn parse(args: &[&str]) -> Result<Options, clap::Error> {
+        let argv = std::iter::once("study").chain(args.iter().copied());
+        let m = Options::command().try_get_matches_from(argv)?;
+        Options::from_arg_matches(&m)
+    }
+
     #[test]
     fn options_parse() {
-        let o = Options::parse(&[
-            "--providers".into(),
-            "shm,tcp;ofi_rxm".into(),
-            "--quick".into(),
+        let o = parse(&[
+            "--providers",
+            "shm,tcp;ofi_rxm",
+            "--quick",
+            "--modes",
+            "message-order",
         ])
         .unwrap();
         assert_eq!(o.providers, vec!["shm", "tcp;ofi_rxm"]);
+        assert_eq!(o.modes, vec!["message-order"]);
         assert!(o.quick);
-        assert!(Options::parse(&["--bogus".into()]).is_err());
-        assert!(Options::parse(&["--point-ms".into(), "0".into()]).is_err());
+        let d = Options::default();
+        assert_eq!(d.providers, PROVIDERS);
+        assert!(d.modes.is_empty() && d.rounds >= 5);
+    }
+
+    #[test]
+    fn bad_values_name_their_flag() {
+        for (args, flag) in [
+            (&["--round-ms", "0"][..], "--round-ms"),
+            (&["--rounds", "3"][..], "--rounds"),
+            (&["--modes", "fast"][..], "--modes"),
+            (&["--boundary-locales", "x"][..], "--boundary-locales"),
+        ] {
+            let e = parse(args).unwrap_err().to_string();
+            assert!(e.contains(flag), "{args:?}: {e}");
+        }
+        assert!(parse(&["--bogus"]).is_err());
+        let help = parse(&["--help"]).unwrap_err();
+        assert_eq!(help.kind(), ErrorKind::DisplayHelp);
+        // clap prints help on stdout (exit status 0), errors on stderr.
+        assert!(!help.use_stderr());
     }
 
     #[test]
@@ -553,8 +621,9 @@ mod tests {
         assert_eq!(j[0].locales, 2);
         assert_eq!(j[1].locales, 5);
         assert_eq!(j[1].plan.boundary, Some(vec![1, 2, 3, 4]));
-        // sockets: reduced sweep, longer points
+        // sockets: reduced sweep, longer rounds
         assert_eq!(j[2].plan.lat_sizes.len(), 4);
-        assert_eq!(j[2].plan.point_ms, 125);
+        assert_eq!(j[2].plan.round_ms, 50);
+        assert!(j.iter().all(|j| j.plan.rounds >= 5));
     }
 }

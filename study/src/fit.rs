@@ -12,6 +12,40 @@ pub struct Line {
     pub r2: f64,
     /// Points fitted.
     pub n: usize,
+    /// Largest |residual| / y over the fitted points.
+    pub max_rel_residual: f64,
+}
+
+/// Largest relative residual above which a fit is flagged as poor.
+pub const MAX_REL_RESIDUAL: f64 = 0.5;
+
+impl Line {
+    /// What is wrong with the fit, if anything: a negative intercept
+    /// (a time cannot start below zero: the fit is rejected), a negative
+    /// slope (a cost that shrinks with size or k: noise), residuals above
+    /// [`MAX_REL_RESIDUAL`] of the value (the line does not describe the
+    /// points). Empty when the fit is usable.
+    pub fn problems(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if self.a < 0.0 {
+            v.push("REJECTED: intercept < 0".to_string());
+        }
+        if self.b < 0.0 {
+            v.push("slope < 0".to_string());
+        }
+        if self.max_rel_residual > MAX_REL_RESIDUAL {
+            v.push(format!(
+                "residuals up to {:.0}%",
+                self.max_rel_residual * 100.0
+            ));
+        }
+        v
+    }
+
+    /// Whether the fit may be quoted (no problem at all).
+    pub fn usable(&self) -> bool {
+        self.problems().is_empty()
+    }
 }
 
 /// Weighted least squares of `y = a + b x`; `None` with fewer than two
@@ -44,7 +78,16 @@ pub fn weighted(xs: &[f64], ys: &[f64], ws: &[f64]) -> Option<Line> {
     } else {
         1.0
     };
-    Some(Line { a, b, r2, n })
+    let max_rel_residual = (0..n)
+        .map(|i| ((ys[i] - a - b * xs[i]) / ys[i].abs().max(1e-12)).abs())
+        .fold(0.0, f64::max);
+    Some(Line {
+        a,
+        b,
+        r2,
+        n,
+        max_rel_residual,
+    })
 }
 
 /// Ordinary least squares (every point weighs the same): used for the
@@ -85,6 +128,28 @@ mod tests {
         let ys = [2.0, 2.0, 2.1, 2.9, 400.0];
         let r = relative(&xs, &ys).unwrap();
         assert!((r.a - 2.0).abs() < 0.2, "{r:?}");
+    }
+
+    #[test]
+    fn bad_fits_are_named() {
+        let xs = [1.0, 2.0, 3.0, 4.0];
+        // Steep from a small first point: the line crosses zero before
+        // x = 0, the fit is rejected.
+        let l = ordinary(&xs, &[0.5, 2.0, 4.0, 6.0]).unwrap();
+        let p = l.problems();
+        assert!(
+            l.a < 0.0 && p.iter().any(|x| x.starts_with("REJECTED")),
+            "{p:?}"
+        );
+        assert!(!l.usable());
+        // Falling with k: flagged.
+        let l = ordinary(&xs, &[3.0, 2.0, 1.0, 0.5]).unwrap();
+        assert!(l.problems().iter().any(|x| x == "slope < 0"));
+        // Scattered around a flat line: residuals flagged.
+        let l = ordinary(&xs, &[1.0, 10.0, 1.0, 10.0]).unwrap();
+        assert!(l.problems().iter().any(|x| x.starts_with("residuals")));
+        // A clean line is usable.
+        assert!(ordinary(&xs, &[2.0, 3.0, 4.0, 5.0]).unwrap().usable());
     }
 
     #[test]

@@ -2,19 +2,23 @@
 //! `pgasrun`, and how locale 0 reports to the driver.
 //!
 //! Every job opens both implementations in the same processes: the raw
-//! floor's endpoint ([`Raw`]) and our layer ([`Ours`]). Locale 0 measures
-//! each point in rounds that alternate floor and ours (raw first in even
-//! rounds, ours first in odd ones), so both see the same machine load, which
+//! floor's endpoint ([`Raw`]) and our runtime ([`Ours`]). Locale 0 measures
+//! each point in rounds in which the floor and each caller of ours take
+//! turns (rotating who goes first), so all see the same machine load, which
 //! on 2 cores shared with other people's builds moves by factors within
 //! seconds. The other locales serve: a thread polls the floor's CQ and
-//! answers pings, while our AM poller serves our layer.
+//! answers pings, while our AM poller and workers serve our layer.
 
 use crate::ours::Ours;
 use crate::plan::{Op, Plan};
-use crate::proto::{self, Impl, Record};
+use crate::proto::{self, Record, Subject};
 use crate::raw::Raw;
-use crate::stats::{median, Point, Res};
+use crate::stats::{Point, Res};
 use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// A point taking longer than this is named in the job's log.
+const SLOW_POINT: Duration = Duration::from_secs(3);
 
 /// Locale 0's channel to the driver: result and progress lines on stdout
 /// (`pgasrun` forwards them whole). Silent on the other locales.
@@ -50,16 +54,16 @@ impl Reporter {
 
     /// A measured figure.
     pub fn record(&mut self, rec: &Record) {
-        tracing::debug!(op = %rec.op, imp = rec.imp.as_str(), value = rec.value, "point");
+        tracing::debug!(op = %rec.op, subject = rec.subject.as_str(), rounds = ?rec.rounds, "point");
         self.emit(&rec.to_string());
     }
 
     /// A figure not measured, and why.
-    pub fn skip(&mut self, imp: Impl, op: &str, reason: &str) {
+    pub fn skip(&mut self, subject: Subject, op: &str, reason: &str) {
         self.emit(&format!(
             "{}\t{}\t{op}\t{reason}",
             proto::SKIP,
-            imp.as_str()
+            subject.as_str()
         ));
     }
 
@@ -70,59 +74,78 @@ impl Reporter {
     }
 }
 
-/// Combines the rounds of one point: median of the rounds' medians, best of
-/// their bests.
-pub fn merge(points: &[Point]) -> Point {
-    let mut meds: Vec<f64> = points.iter().map(|p| p.median_us).collect();
-    Point {
-        median_us: median(&mut meds),
-        min_us: points
-            .iter()
-            .map(|p| p.min_us)
-            .fold(f64::INFINITY, f64::min),
-        samples: points.iter().map(|p| p.samples).sum(),
-        ops: points.iter().map(|p| p.ops).sum(),
-    }
-}
-
+/// One point: the floor (if the point has one) and every subject of ours
+/// take turns for `plan.rounds` rounds; round r starts with the r-th of
+/// them (rotation), so every one of them is measured first as often as the
+/// others and all see the same load. Each round gives one median per
+/// subject; a figure of ours is later divided by the floor's of the same
+/// round.
 fn measure_point(
     raw: &mut Raw,
-    ours: &mut Ours,
+    ours: &Ours,
+    id: u32,
     op: Op,
     plan: &Plan,
     rep: &mut Reporter,
 ) -> Res<()> {
-    let mut active: Vec<Impl> = Vec::new();
-    for &imp in op.impls() {
-        let why = match imp {
-            Impl::Raw => raw.skip_reason(op),
-            Impl::Ours => ours.skip_reason(op),
-        };
-        match why {
-            Some(why) => rep.skip(imp, op.name(), &why),
-            None => active.push(imp),
+    let floor = match raw.floor_for(op, ours.amo_native()) {
+        Ok(f) => Some(f),
+        Err(why) => {
+            rep.skip(Subject::Raw, op.name(), &why);
+            None
         }
+    };
+    let mut subjects: Vec<Subject> = Vec::new();
+    if floor.is_some() {
+        subjects.push(Subject::Raw);
     }
-    let mut pts: Vec<(Impl, Vec<Point>)> = active.iter().map(|i| (*i, Vec::new())).collect();
-    for round in 0..plan.rounds {
-        let mut order: Vec<usize> = (0..pts.len()).collect();
-        if round % 2 == 1 {
-            order.reverse();
-        }
-        for i in order {
-            let p = match pts[i].0 {
-                Impl::Raw => raw.point(op, plan.budget())?,
-                Impl::Ours => ours.point(op, plan.budget())?,
+    subjects.extend_from_slice(op.subjects(plan.ends()));
+    let mut rounds: Vec<Vec<Point>> = vec![Vec::new(); subjects.len()];
+    let mut spent = vec![Duration::ZERO; subjects.len()];
+    let n = subjects.len();
+    for round in 0..plan.rounds as usize {
+        for j in 0..n {
+            let i = (round + j) % n;
+            let t = Instant::now();
+            let p = match (subjects[i], floor) {
+                (Subject::Raw, Some(f)) => raw.measure(f, plan.budget())?,
+                (s, _) => ours.measure(s, op, plan.budget())?,
             };
-            pts[i].1.push(p);
+            spent[i] += t.elapsed();
+            rounds[i].push(p);
         }
     }
-    for (imp, ps) in &pts {
-        let note = match imp {
-            Impl::Raw => raw.note(op),
-            Impl::Ours => ours.note(op),
+    let total: Duration = spent.iter().sum();
+    if total > SLOW_POINT {
+        let who: Vec<String> = subjects
+            .iter()
+            .zip(&spent)
+            .map(|(s, d)| format!("{} {:.1} s", s.as_str(), d.as_secs_f64()))
+            .collect();
+        rep.info(&format!(
+            "slow point: {} took {:.1} s ({})",
+            op.label(),
+            total.as_secs_f64(),
+            who.join(", ")
+        ));
+    }
+    let (size, param, unit) = op.shape();
+    for (i, s) in subjects.iter().enumerate() {
+        let (note, per) = match (s, floor) {
+            (Subject::Raw, Some(f)) => (raw.name(f), f.per_call() as f64),
+            _ => (ours.note(*s, op), op.per_call() as f64),
         };
-        rep.record(&op.record(*imp, merge(ps), note));
+        rep.record(&Record {
+            subject: *s,
+            point: id,
+            op: op.name().to_string(),
+            size,
+            param,
+            unit,
+            samples: rounds[i].iter().map(|p| p.samples).sum(),
+            rounds: rounds[i].iter().map(|p| p.median_us / per).collect(),
+            note,
+        });
     }
     rep.advance(&op.label());
     Ok(())
@@ -135,18 +158,18 @@ pub fn main(args: &[String]) -> Res<()> {
     let oob = bootstrap::from_env()?;
     let me = oob.rank();
     let mut raw = Raw::open(&*oob, &plan)?;
-    let mut ours = Ours::start(&plan)?;
+    let ours = Ours::start(&plan)?;
     let ops = plan.ops();
     let mut rep = Reporter::new(ops.len(), me == 0);
     if raw.is_initiator() {
-        ours.bind()?;
         rep.info(&raw.describe());
         for l in ours.describe() {
             rep.info(&l);
         }
         let r = ops
             .iter()
-            .try_for_each(|&op| measure_point(&mut raw, &mut ours, op, &plan, &mut rep));
+            .enumerate()
+            .try_for_each(|(i, &op)| measure_point(&mut raw, &ours, i as u32, op, &plan, &mut rep));
         let s = raw.stop_targets();
         let f = ours.finish();
         r?;
@@ -177,16 +200,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn merge_takes_median_of_medians() {
-        let p = |m: f64, b: f64| Point {
-            median_us: m,
-            min_us: b,
-            samples: 4,
-            ops: 40,
-        };
-        let m = merge(&[p(3.0, 2.0), p(1.0, 0.5), p(2.0, 1.5)]);
-        assert_eq!(m.median_us, 2.0);
-        assert_eq!(m.min_us, 0.5);
-        assert_eq!((m.samples, m.ops), (12, 120));
+    fn reporter_counts_progress_silently_off_locale_0() {
+        let mut r = Reporter::new(3, false);
+        r.advance("a");
+        r.advance("b");
+        assert_eq!((r.done, r.total), (2, 3));
     }
 }

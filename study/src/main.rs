@@ -54,17 +54,10 @@ fn main() -> ExitCode {
             } else {
                 &args[..]
             };
-            match Options::parse(rest) {
-                Err(e) => {
-                    // Usage text (and --help) on stderr.
-                    init_tracing("info", None);
-                    let msg = e.to_string();
-                    if msg == driver::USAGE {
-                        eprint!("{msg}");
-                        return ExitCode::SUCCESS;
-                    }
-                    Err(e)
-                }
+            match Options::try_parse_args(rest) {
+                // --help on stdout (status 0); a bad value on stderr naming
+                // its flag (status 2).
+                Err(e) => e.exit(),
                 Ok(o) => {
                     let target = if std::io::stderr().is_terminal() {
                         ProgressDrawTarget::stderr()

@@ -1,239 +1,347 @@
-//! Our layer under measurement: comm-ofi's PUT/GET/AMO and non-blocking
-//! handles, amhandler's AMOs and on-statements, the task-end boundary.
+//! Our layer under measurement, as programs use it: the runtime shim
+//! (`runtime_shim::Runtime`, the public API) called from the main thread
+//! and from a task, and, one layer down, comm-ofi / amhandler called from a
+//! task (a worker thread bound to its own transmit context).
 //!
-//! Locale 0 measures from a thread bound to worker context 0
-//! (`Comm::bind_worker(0)`, the path real worker threads take); the other
-//! locales only serve (their AM poller drives progress) until locale 0
-//! finalizes.
+//! Every locale starts the runtime (its worker pool, AM layer, comm layer)
+//! with the study's empty on-statement body registered. Locale 0 measures;
+//! the other locales only serve (their AM pollers and workers) until locale
+//! 0 finalizes. A point measured "in a task" is one `rt.spawn(..)` per
+//! round whose body runs the whole round (the spawn is not timed); "main"
+//! runs it on the calling (main) thread.
 
 use crate::plan::{Op, Plan};
+use crate::proto::Subject;
 use crate::stats::{measure, measure_timed, Budget, Point, Res};
-use amhandler::{Am, FnId, Options, Registry};
-use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr};
+use comm_ofi::{AmoOp, AmoType, GlobalAddr};
+use runtime_shim::{Builder, Dist, FnId, GlobalPtr, Runtime};
 use std::sync::Arc;
 use std::time::Instant;
 
 /// Name of the empty on-statement body.
 pub const EMPTY_BODY: &str = "study_empty";
 
-/// Starts comm + AM layer with the study's empty body registered.
-pub fn start() -> Res<(Arc<Comm>, Arc<Am>, FnId)> {
-    let comm = Comm::init()?;
-    let reg = Registry::new();
-    let empty = reg.register(EMPTY_BODY, |_, _| Vec::new())?;
-    let am = amhandler::start_with(
-        comm.clone(),
-        Options {
-            registry: reg,
-            ..Default::default()
-        },
-    )?;
-    Ok((comm, am, empty))
-}
+/// Index of the word the typed route's atomics use (rt and `Comm::amo`).
+const WORD_AMO: usize = 0;
+/// Index of the word `Am::amo_via_am` uses (never mix two routes on one word).
+const WORD_AMO_AM: usize = 1;
+/// Index of the word the visibility and task-end PUTs store to.
+const WORD_PUT: usize = 2;
+/// Words per locale.
+const WORDS: usize = 8;
 
 /// A registered-heap buffer of this locale as a byte slice.
 ///
 /// # Safety
-/// `at` must be a live allocation of `len` bytes from `comm.alloc` on this
-/// locale that nothing else reads or writes while the slice lives.
+/// `at` must be a live allocation of `len` bytes of registered memory on
+/// this locale that nothing else reads or writes while the slice lives.
 pub unsafe fn heap_slice<'a>(at: GlobalAddr, len: usize) -> &'a mut [u8] {
     // SAFETY: forwarded from the caller's guarantee.
     unsafe { std::slice::from_raw_parts_mut(at.addr as *mut u8, len) }
 }
 
+/// What a measuring closure needs (cheap to clone into a task).
+#[derive(Clone)]
+struct Env {
+    rt: &'static Runtime,
+    empty: FnId,
+    /// The region PUTs and GETs target, on locale 1.
+    remote: GlobalPtr<u8>,
+    /// This locale's registered buffer (comm-level rows' source/destination).
+    local: GlobalPtr<u8>,
+    /// Its length.
+    len: usize,
+    /// The words of every locale.
+    words: Arc<[GlobalPtr<u64>]>,
+}
+
+impl Env {
+    fn word(&self, locale: usize, i: usize) -> GlobalPtr<u64> {
+        self.words[locale].add(i)
+    }
+}
+
 /// Our layer in one locale of a job.
 pub struct Ours {
-    comm: Arc<Comm>,
-    am: Arc<Am>,
-    empty: FnId,
-    /// This locale's source/destination buffer (registered heap).
-    local: GlobalAddr,
-    len: usize,
-    /// The region PUTs and GETs target (symmetric: the peer's is at the
-    /// same offset).
-    target: GlobalAddr,
-    /// A word for atomics and task-end stores (symmetric).
-    word: GlobalAddr,
+    env: Env,
+    _region: Dist<u8>,
+    _local: Dist<u8>,
+    _words: Dist<u64>,
 }
 
 impl Ours {
-    /// Starts comm + AM and allocates the job's buffers (collective).
+    /// Starts the runtime and allocates the job's buffers (collective).
     pub fn start(plan: &Plan) -> Res<Ours> {
-        let (comm, am, empty) = start()?;
+        let b = Builder::new();
+        let empty = b.register(EMPTY_BODY, |_, _| Vec::new())?;
+        let rt = b.init()?;
         let len = plan.region_bytes() as usize;
-        // Same allocations in the same order everywhere: symmetric addresses.
-        let local = comm.alloc(len, 4096)?;
-        let target = comm.alloc(len, 4096)?;
-        let word = comm.alloc(64, 64)?;
-        comm.barrier()?;
+        let region = rt.alloc_all::<u8>(len)?;
+        let local = rt.alloc_all::<u8>(len)?;
+        let words = rt.alloc_all::<u64>(WORDS)?;
+        let remote = if rt.num_locales() > 1 {
+            region.at(1)?
+        } else {
+            region.local()
+        };
+        let all: Vec<GlobalPtr<u64>> = words.parts().to_vec();
+        rt.barrier()?;
         Ok(Ours {
-            comm,
-            am,
-            empty,
-            local,
-            len,
-            target,
-            word,
+            env: Env {
+                rt,
+                empty,
+                remote,
+                local: local.local(),
+                len,
+                words: all.into(),
+            },
+            _region: region,
+            _local: local,
+            _words: words,
         })
     }
 
-    /// The comm layer.
-    pub fn comm(&self) -> &Arc<Comm> {
-        &self.comm
-    }
-
-    /// The AM layer.
-    pub fn am(&self) -> &Arc<Am> {
-        &self.am
+    /// The runtime.
+    pub fn rt(&self) -> &'static Runtime {
+        self.env.rt
     }
 
     /// The empty on-statement body.
     pub fn empty_body(&self) -> FnId {
-        self.empty
+        self.env.empty
     }
 
-    /// (local buffer, symmetric target region, symmetric word) of this
-    /// locale; the local buffer is `region_bytes` of the plan long.
-    pub fn buffers(&self) -> (GlobalAddr, GlobalAddr, GlobalAddr) {
-        (self.local, self.target, self.word)
+    /// The target region on locale 1 and this locale's registered buffer.
+    pub fn buffers(&self) -> (GlobalPtr<u8>, GlobalPtr<u8>) {
+        (self.env.remote, self.env.local)
     }
 
-    /// Binds the calling (measuring) thread to worker context 0, the path
-    /// real worker threads take.
-    pub fn bind(&self) -> Res<()> {
-        Ok(self.comm.bind_worker(0)?)
+    /// Locale 1's word for the typed route's atomics.
+    pub fn amo_word(&self) -> GlobalPtr<u64> {
+        self.env.word(1, WORD_AMO)
     }
 
-    /// Lines for the log: the layer's verbose line and the binding.
+    /// Whether u64 atomics take the native route (else CPU atomics via AM).
+    pub fn amo_native(&self) -> bool {
+        self.env.rt.amo_native(AmoType::U64)
+    }
+
+    /// Lines for the log: the runtime's and the comm layer's description.
     pub fn describe(&self) -> Vec<String> {
+        let rt = self.env.rt;
         vec![
-            self.comm.describe(),
+            rt.describe(),
+            rt.comm().describe(),
             format!(
-                "measuring thread bound to worker context 0: {}",
-                if self.comm.is_bound() {
+                "main thread bound to its own transmit context: {}; u64 atomics: {}",
+                if rt.comm().thread_is_bound() {
                     "yes"
                 } else {
-                    "no (too few endpoints: shared context)"
+                    "no (shared contexts)"
+                },
+                if self.amo_native() {
+                    "native"
+                } else {
+                    "CPU at the owner via AM"
                 }
             ),
         ]
     }
 
-    /// Why ours does not measure `op` here, if it does not.
-    pub fn skip_reason(&self, op: Op) -> Option<String> {
-        let n = self.comm.num_locales() as u64;
+    /// What `subject` calls for `op` (the `note` of its record).
+    pub fn note(&self, subject: Subject, op: Op) -> String {
+        let comm = subject == Subject::CommTask;
+        let route = if self.amo_native() {
+            "native"
+        } else {
+            "cpu-am"
+        };
         match op {
-            Op::TaskEnd(k) if k >= n => Some(format!("needs {} locales, job has {n}", k + 1)),
-            _ => None,
-        }
-    }
-
-    /// Path note for `op` (`native` or `via-am` for atomics).
-    pub fn note(&self, op: Op) -> &'static str {
-        match op {
-            Op::Amo => {
-                if self.comm.amo_is_native(AmoType::U64, AmoOp::Add, true)
-                    && !self.comm.config().amo_via_am
-                {
-                    "native"
-                } else {
-                    "via-am"
-                }
+            Op::Put(_) if comm => "Comm::put (registered src)".into(),
+            Op::Put(_) => "rt.put".into(),
+            Op::Get(_) if comm => "Comm::get (registered dst)".into(),
+            Op::Get(_) => "rt.get".into(),
+            Op::PutVisible if comm => "Comm::put + Comm::force_visible".into(),
+            Op::PutVisible => "rt.put + rt.task_end_hook".into(),
+            Op::SpawnPut => "rt.spawn{rt.put}.join".into(),
+            Op::PutBw(_, w) | Op::PutRate(w) => format!("{w}x rt.put_nb(owned Vec) + wait"),
+            Op::GetBw(_, w) => format!("{w}x rt.get_nb_into(owned Vec) + wait"),
+            Op::FetchAdd if comm => format!("Comm::amo [{route}]"),
+            Op::FetchAdd => format!("rt.atomic.fetch_add [{route}]"),
+            Op::FetchAddAm => "Am::amo_via_am".into(),
+            Op::AddRate(w) => format!("{w}x rt.atomic.add + rt.task_end_hook [{route}]"),
+            Op::AddUnorderedRate(w) => {
+                format!("{w}x rt.atomic.add_unordered + rt.task_end_hook [{route}]")
             }
-            Op::AmoAm => "via-am",
-            Op::PutBw(..) | Op::GetBw(..) | Op::PutRate(_) => "nb",
-            Op::OnStmt => "blocking",
-            _ => "",
+            Op::OnStmt => "rt.on(empty)".into(),
+            Op::Spawn => "rt.spawn(empty).join".into(),
+            Op::TaskEnd(k) => format!("{k}x rt.put, then rt.task_end_hook timed"),
         }
     }
 
-    /// Measures one point on locale 0.
-    pub fn point(&mut self, op: Op, b: Budget) -> Res<Point> {
-        let comm = &*self.comm;
-        let am = &*self.am;
-        // SAFETY: `local` is this locale's own allocation of `len` bytes; only
-        // the measuring thread touches it, through this one slice at a time.
-        let buf = unsafe { heap_slice(self.local, self.len) };
-        let remote = comm.symmetric(self.target, 1)?;
-        let w1 = comm.symmetric(self.word, 1)?;
-        match op {
+    /// Measures one round of `op` by `subject` on locale 0.
+    pub fn measure(&self, subject: Subject, op: Op, b: Budget) -> Res<Point> {
+        match subject {
+            Subject::RtMain => run(&self.env, subject, op, b),
+            Subject::RtTask | Subject::CommTask => {
+                let env = self.env.clone();
+                self.env
+                    .rt
+                    .spawn(move || run(&env, subject, op, b))?
+                    .join()?
+            }
+            Subject::Raw => Err("the floor is measured by Raw".into()),
+        }
+    }
+
+    /// Ends the runtime (collective: the other locales wait here until
+    /// locale 0 has finished measuring).
+    pub fn finish(self) -> Res<()> {
+        Ok(self.env.rt.finalize()?)
+    }
+}
+
+/// The measuring loop of `op` by `subject`, on the calling thread.
+fn run(env: &Env, subject: Subject, op: Op, b: Budget) -> Res<Point> {
+    let rt = env.rt;
+    let comm = rt.comm();
+    let am = rt.am();
+    let remote = env.remote;
+    if subject == Subject::CommTask {
+        // SAFETY: `local` is this locale's own registered buffer of `len`
+        // bytes; only the one measuring thread touches it, through this slice.
+        let buf = unsafe { heap_slice(env.local.global_addr(), env.len) };
+        let dst = remote.global_addr();
+        let word = env.word(1, WORD_AMO).global_addr();
+        return match op {
             Op::Put(s) => {
                 let src = &buf[..s as usize];
-                measure(b, || Ok(comm.put(remote, src)?))
+                measure(b, || Ok(comm.put(dst, src)?))
             }
-            Op::Get(s) => measure(b, || Ok(comm.get(&mut buf[..s as usize], remote)?)),
-            Op::PutBw(s, w) => {
-                let src = &buf[..s as usize];
+            Op::Get(s) => measure(b, || Ok(comm.get(&mut buf[..s as usize], dst)?)),
+            Op::PutVisible => {
+                let to = env.word(1, WORD_PUT).global_addr();
+                let src = &buf[..8];
                 measure(b, || {
-                    let mut hs = Vec::with_capacity(w as usize);
-                    for i in 0..w {
-                        // SAFETY: every handle is waited for below; none leaks.
-                        hs.push(unsafe { comm.put_nb(remote.offset(i * s), src)? });
-                    }
-                    for h in hs {
-                        h.wait()?;
-                    }
+                    comm.put(to, src)?;
+                    Ok(comm.force_visible()?)
+                })
+            }
+            Op::FetchAdd => measure(b, || {
+                comm.amo(word, AmoType::U64, AmoOp::Add, 1, 0, true)?;
+                Ok(())
+            }),
+            Op::FetchAddAm => {
+                let w = env.word(1, WORD_AMO_AM).global_addr();
+                measure(b, || {
+                    am.amo_via_am(w, AmoType::U64, AmoOp::Add, 1, 0, true)?;
                     Ok(())
                 })
             }
-            Op::GetBw(s, w) => measure(b, || {
+            _ => Err(format!("no comm-level measurement of {}", op.name()).into()),
+        };
+    }
+    match op {
+        Op::Put(s) => {
+            let src = vec![1u8; s as usize];
+            measure(b, || Ok(rt.put(remote, &src)?))
+        }
+        Op::Get(s) => {
+            let mut dst = vec![0u8; s as usize];
+            measure(b, || Ok(rt.get(&mut dst, remote)?))
+        }
+        Op::PutVisible => {
+            let to = env.word(1, WORD_PUT);
+            measure(b, || {
+                rt.put_value(to, 1u64)?;
+                Ok(rt.task_end_hook()?)
+            })
+        }
+        Op::SpawnPut => {
+            let to = env.word(1, WORD_PUT);
+            measure(b, || {
+                rt.spawn(move || rt.put_value(to, 1u64))?.join()??;
+                Ok(())
+            })
+        }
+        Op::PutBw(s, w) => put_window(rt, remote, s, w, b),
+        Op::PutRate(w) => put_window(rt, remote, 8, w, b),
+        Op::GetBw(s, w) => {
+            let mut bufs: Vec<Vec<u8>> = (0..w).map(|_| vec![0u8; s as usize]).collect();
+            measure(b, || {
                 let mut hs = Vec::with_capacity(w as usize);
-                for (i, chunk) in buf[..(w * s) as usize].chunks_mut(s as usize).enumerate() {
-                    // SAFETY: every handle is waited for below; none leaks.
-                    hs.push(unsafe { comm.get_nb(chunk, remote.offset(i as u64 * s))? });
+                for (i, buf) in bufs.drain(..).enumerate() {
+                    hs.push(rt.get_nb_into(buf, remote.add(i * s as usize))?);
                 }
                 for h in hs {
-                    h.wait()?;
+                    bufs.push(h.wait()?);
                 }
                 Ok(())
-            }),
-            Op::PutRate(w) => {
-                let src = &buf[..8];
-                measure(b, || {
-                    let mut hs = Vec::with_capacity(w as usize);
-                    for i in 0..w {
-                        // SAFETY: every handle is waited for below; none leaks.
-                        hs.push(unsafe { comm.put_nb(remote.offset(8 * i), src)? });
-                    }
-                    for h in hs {
-                        h.wait()?;
-                    }
-                    Ok(())
-                })
-            }
-            Op::Amo => measure(b, || {
-                am.amo(w1, AmoType::U64, AmoOp::Add, 1, 0, true)?;
-                Ok(())
-            }),
-            Op::AmoAm => measure(b, || {
-                am.amo_via_am(w1, AmoType::U64, AmoOp::Add, 1, 0, true)?;
-                Ok(())
-            }),
-            Op::OnStmt => measure(b, || {
-                am.execute_on(1, self.empty, &[])?;
-                Ok(())
-            }),
-            Op::TaskEnd(k) => {
-                let targets: Vec<GlobalAddr> = (1..=k as u32)
-                    .map(|t| comm.symmetric(self.word, t))
-                    .collect::<Result<_, _>>()?;
-                let src = &buf[..8];
-                measure_timed(b, || {
-                    for t in &targets {
-                        comm.put(*t, src)?;
-                    }
-                    let t0 = Instant::now();
-                    comm.task_end()?;
-                    Ok(t0.elapsed())
-                })
-            }
-            Op::PingPong => Err("ours has no raw ping-pong".into()),
+            })
         }
+        Op::FetchAdd => {
+            let a = rt.atomic(env.word(1, WORD_AMO));
+            measure(b, || {
+                a.fetch_add(1u64)?;
+                Ok(())
+            })
+        }
+        Op::AddRate(w) | Op::AddUnorderedRate(w) => {
+            let unordered = matches!(op, Op::AddUnorderedRate(_));
+            let a = rt.atomic(env.word(1, WORD_AMO));
+            measure(b, || {
+                for _ in 0..w {
+                    if unordered {
+                        a.add_unordered(1u64)?;
+                    } else {
+                        a.add(1u64)?;
+                    }
+                }
+                Ok(rt.task_end_hook()?)
+            })
+        }
+        Op::OnStmt => measure(b, || {
+            rt.on(1, env.empty, &[])?;
+            Ok(())
+        }),
+        Op::Spawn => measure(b, || {
+            rt.spawn(|| ())?.join()?;
+            Ok(())
+        }),
+        Op::TaskEnd(k) => {
+            let targets: Vec<GlobalPtr<u64>> =
+                (1..=k as usize).map(|t| env.word(t, WORD_PUT)).collect();
+            measure_timed(b, || {
+                for t in &targets {
+                    rt.put_value(*t, 1u64)?;
+                }
+                let t0 = Instant::now();
+                rt.task_end_hook()?;
+                Ok(t0.elapsed())
+            })
+        }
+        Op::FetchAddAm => Err("fetch-add via AM is measured at the comm level".into()),
     }
+}
 
-    /// Ends the AM and comm layers (collective: the other locales wait
-    /// here until locale 0 has finished measuring).
-    pub fn finish(self) -> Res<()> {
-        Ok(self.am.finalize()?)
-    }
+/// A window of `w` non-blocking PUTs of `size` bytes from owned buffers
+/// (reused: `NbPut::wait` hands each back), then wait for all.
+fn put_window(
+    rt: &'static Runtime,
+    remote: GlobalPtr<u8>,
+    size: u64,
+    w: u64,
+    b: Budget,
+) -> Res<Point> {
+    let mut bufs: Vec<Vec<u8>> = (0..w).map(|_| vec![1u8; size as usize]).collect();
+    measure(b, || {
+        let mut hs = Vec::with_capacity(w as usize);
+        for (i, buf) in bufs.drain(..).enumerate() {
+            hs.push(rt.put_nb(remote.add(i * size as usize), buf)?);
+        }
+        for h in hs {
+            bufs.push(h.wait()?);
+        }
+        Ok(())
+    })
 }

@@ -1,69 +1,106 @@
 //! What a measuring locale tells the driver: progress and result lines on
-//! its standard output (which `pgasrun` forwards line by line), and the
-//! names of the operations measured.
+//! its standard output (which `pgasrun` forwards line by line), who was
+//! measured ([`Subject`]) and the names of the operations.
 
-use crate::stats::Point;
 use std::fmt;
 
 /// Prefix of a progress line: `@@progress DONE TOTAL LABEL`.
 pub const PROGRESS: &str = "@@progress";
 /// Prefix of an information line: `@@info TEXT` (logged by the driver).
 pub const INFO: &str = "@@info";
-/// Prefix of a skipped point: `@@skip IMPL OP REASON` (tab-separated).
+/// Prefix of a skipped figure: `@@skip SUBJECT OP REASON` (tab-separated).
 pub const SKIP: &str = "@@skip";
-/// Prefix of a result line: `@@result IMPL OP SIZE PARAM VALUE MIN UNIT SAMPLES US_PER_OP NOTE`
-/// (tab-separated after the prefix).
+/// Prefix of a result line (tab-separated after the prefix):
+/// `@@result SUBJECT POINT OP SIZE PARAM UNIT SAMPLES ROUNDS NOTE`, where
+/// ROUNDS is the comma-separated time per operation (us) of each round.
 pub const RESULT: &str = "@@result";
 
 /// Operations (the `op` column of the CSV).
 pub mod op {
-    /// Blocking PUT latency (remote completion as the layer defines it).
+    /// Blocking PUT latency (returns when the source may be reused).
     pub const PUT_LAT: &str = "put_lat";
     /// Blocking GET latency.
     pub const GET_LAT: &str = "get_lat";
+    /// Visibility latency: an 8-byte PUT and what the mode needs before
+    /// another locale may rely on it (the boundary's forcing).
+    pub const PUT_VISIBLE: &str = "put_visible";
+    /// A task that PUTs 8 bytes, spawned and joined from the main thread.
+    pub const SPAWN_PUT: &str = "spawn_put";
     /// PUT bandwidth with a window of non-blocking PUTs.
     pub const PUT_BW: &str = "put_bw";
     /// GET bandwidth with a window of non-blocking GETs.
     pub const GET_BW: &str = "get_bw";
     /// 8-byte PUT message rate with a window of non-blocking PUTs.
     pub const PUT_RATE: &str = "put_rate";
-    /// Fetch-add on a u64: ours through `Am::amo` (native where the provider
-    /// has it, else an AM), raw through `fi_fetch_atomic`.
+    /// Fetch-add on a u64 by the type's route (native or CPU via AM).
     pub const AMO: &str = "amo_fadd";
     /// Fetch-add on a u64 always through an AM (`Am::amo_via_am`).
     pub const AMO_AM: &str = "amo_fadd_am";
-    /// Blocking on-statement with an empty body (`Am::execute_on`).
+    /// A window of non-fetching adds, then the task-end boundary (per add).
+    pub const ADD_RATE: &str = "amo_add_rate";
+    /// A window of unordered (buffered) adds, then the task-end boundary
+    /// that flushes them (per add).
+    pub const ADD_UNORDERED_RATE: &str = "amo_add_unordered_rate";
+    /// Blocking on-statement with an empty body.
     pub const ON_STMT: &str = "on_stmt";
-    /// Raw `fi_send` + `fi_recv` round trip (the floor of every AM).
-    pub const PINGPONG: &str = "pingpong";
+    /// An empty task spawned and joined (local: no floor).
+    pub const SPAWN: &str = "spawn";
     /// Task-end boundary after PUTs to `param` targets.
     pub const BOUNDARY: &str = "task_end";
 }
 
-/// Which implementation a figure belongs to.
+/// Who a figure belongs to: the floor, or our layer called a given way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Impl {
-    /// pgas-comm (comm-ofi + amhandler).
-    Ours,
+pub enum Subject {
     /// The raw-libfabric floor.
     Raw,
+    /// A runtime-shim (`Runtime`) call from the program's main thread.
+    RtMain,
+    /// A runtime-shim call from inside a task (`rt.spawn(..)`, a worker
+    /// thread bound to its own transmit context).
+    RtTask,
+    /// A comm-ofi / amhandler call (`Comm::put`, `Comm::amo`,
+    /// `Am::amo_via_am`, ...) from inside a task: the layer below the API.
+    CommTask,
 }
 
-impl Impl {
+impl Subject {
+    /// Every subject, floor first.
+    pub const ALL: [Subject; 4] = [
+        Subject::Raw,
+        Subject::RtMain,
+        Subject::RtTask,
+        Subject::CommTask,
+    ];
+
     /// Spelling on the command line and in the CSV.
     pub fn as_str(self) -> &'static str {
         match self {
-            Impl::Ours => "ours",
-            Impl::Raw => "raw",
+            Subject::Raw => "raw",
+            Subject::RtMain => "rt-main",
+            Subject::RtTask => "rt-task",
+            Subject::CommTask => "comm-task",
         }
     }
-    /// Parses [`Impl::as_str`].
-    pub fn parse(s: &str) -> Option<Impl> {
-        match s {
-            "ours" => Some(Impl::Ours),
-            "raw" => Some(Impl::Raw),
-            _ => None,
+
+    /// Parses [`Subject::as_str`].
+    pub fn parse(s: &str) -> Option<Subject> {
+        Subject::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// Short label for the tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Subject::Raw => "floor",
+            Subject::RtMain => "rt main",
+            Subject::RtTask => "rt task",
+            Subject::CommTask => "comm task",
         }
+    }
+
+    /// Whether this is the floor.
+    pub fn is_floor(self) -> bool {
+        self == Subject::Raw
     }
 }
 
@@ -96,48 +133,51 @@ impl Unit {
             _ => None,
         }
     }
+    /// Whether higher is better.
+    pub fn is_throughput(self) -> bool {
+        !matches!(self, Unit::Us)
+    }
 }
 
-/// One measured figure as a locale reports it.
+/// One measured figure as a locale reports it: the time per operation of
+/// every round.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
-    /// Ours or the floor.
-    pub imp: Impl,
+    /// Floor or which caller of ours.
+    pub subject: Subject,
+    /// Index of the point in its job: a figure of ours is paired with the
+    /// floor's figure of the same point (measured in the same rounds).
+    pub point: u32,
     /// Operation (see [`op`]).
     pub op: String,
     /// Bytes per operation.
     pub size: u64,
-    /// Window (bandwidth, rate), k (boundary), or 1.
+    /// Window (bandwidth, rates), k (boundary), or 1.
     pub param: u64,
-    /// Median value in `unit`.
-    pub value: f64,
-    /// Best sample in `unit`.
-    pub best: f64,
-    /// Unit of `value` and `best`.
+    /// Unit of the values derived from the rounds.
     pub unit: Unit,
-    /// Samples behind the median.
+    /// Samples behind all rounds.
     pub samples: usize,
-    /// Median time of one operation in microseconds (for every unit), the
-    /// figure the ratios are taken on.
-    pub us_per_op: f64,
-    /// Path taken or caveat (`native`, `via-am`, ...); `-` when none.
+    /// Median time of one operation (us) in each round, in round order.
+    pub rounds: Vec<f64>,
+    /// What was called (ours) or the floor's operation (raw); `-` when none.
     pub note: String,
 }
 
 impl fmt::Display for Record {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rounds: Vec<String> = self.rounds.iter().map(|r| r.to_string()).collect();
         write!(
             f,
-            "{RESULT}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
-            self.imp.as_str(),
+            "{RESULT}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            self.subject.as_str(),
+            self.point,
             self.op,
             self.size,
             self.param,
-            self.value,
-            self.best,
             self.unit.as_str(),
             self.samples,
-            self.us_per_op,
+            rounds.join(","),
             if self.note.is_empty() {
                 "-"
             } else {
@@ -148,80 +188,45 @@ impl fmt::Display for Record {
 }
 
 impl Record {
-    /// A record of `op` from point `p` (see [`crate::plan::Op::record`]).
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        imp: Impl,
-        op: &str,
-        size: u64,
-        param: u64,
-        unit: Unit,
-        v: (f64, f64, f64),
-        p: &Point,
-        note: &str,
-    ) -> Record {
-        Record {
-            imp,
-            op: op.to_string(),
-            size,
-            param,
-            value: v.0,
-            best: v.1,
-            unit,
-            samples: p.samples,
-            us_per_op: v.2,
-            note: note.to_string(),
-        }
-    }
-
-    /// A latency: `p` is the time of one operation.
-    pub fn latency(imp: Impl, op: &str, size: u64, param: u64, p: Point, note: &str) -> Record {
-        let v = (p.median_us, p.min_us, p.median_us);
-        Record::new(imp, op, size, param, Unit::Us, v, &p, note)
-    }
-
-    /// A bandwidth: `p` is the time of a window of `window` operations of
-    /// `size` bytes each.
-    pub fn bandwidth(imp: Impl, op: &str, size: u64, window: u64, p: Point, note: &str) -> Record {
-        let bytes = (size * window) as f64;
-        let v = (
-            bytes / p.median_us,
-            bytes / p.min_us,
-            p.median_us / window as f64,
-        );
-        Record::new(imp, op, size, window, Unit::MBps, v, &p, note)
-    }
-
-    /// A message rate: `p` is the time of a window of `window` operations.
-    pub fn rate(imp: Impl, op: &str, size: u64, window: u64, p: Point, note: &str) -> Record {
-        let w = window as f64;
-        let v = (w / p.median_us, w / p.min_us, p.median_us / w);
-        Record::new(imp, op, size, window, Unit::Mops, v, &p, note)
-    }
-
     /// Parses a line printed by [`Record`]'s `Display`.
     pub fn parse(line: &str) -> Option<Record> {
         let rest = line.strip_prefix(RESULT)?.strip_prefix('\t')?;
         let f: Vec<&str> = rest.split('\t').collect();
-        if f.len() != 10 {
+        if f.len() != 9 {
+            return None;
+        }
+        let rounds = f[7]
+            .split(',')
+            .map(|x| x.parse::<f64>().ok())
+            .collect::<Option<Vec<f64>>>()?;
+        if rounds.is_empty() {
             return None;
         }
         Some(Record {
-            imp: Impl::parse(f[0])?,
-            op: f[1].to_string(),
-            size: f[2].parse().ok()?,
-            param: f[3].parse().ok()?,
-            value: f[4].parse().ok()?,
-            best: f[5].parse().ok()?,
-            unit: Unit::parse(f[6])?,
-            samples: f[7].parse().ok()?,
-            us_per_op: f[8].parse().ok()?,
-            note: if f[9] == "-" {
+            subject: Subject::parse(f[0])?,
+            point: f[1].parse().ok()?,
+            op: f[2].to_string(),
+            size: f[3].parse().ok()?,
+            param: f[4].parse().ok()?,
+            unit: Unit::parse(f[5])?,
+            samples: f[6].parse().ok()?,
+            rounds,
+            note: if f[8] == "-" {
                 String::new()
             } else {
-                f[9].to_string()
+                f[8].to_string()
             },
         })
+    }
+
+    /// A value of the record's unit from a time per operation (us).
+    pub fn value_of(&self, us_per_op: f64) -> f64 {
+        match self.unit {
+            Unit::Us => us_per_op,
+            // bytes per microsecond = 10^6 bytes per second.
+            Unit::MBps => self.size as f64 / us_per_op,
+            Unit::Mops => 1.0 / us_per_op,
+        }
     }
 }
 
@@ -246,22 +251,34 @@ mod tests {
     #[test]
     fn record_round_trips() {
         let r = Record {
-            imp: Impl::Raw,
+            subject: Subject::RtTask,
+            point: 7,
             op: op::PUT_BW.into(),
             size: 65536,
             param: 64,
-            value: 1234.5,
-            best: 1300.25,
             unit: Unit::MBps,
             samples: 30,
-            us_per_op: 53.1,
-            note: "nb-completes-at-call".into(),
+            rounds: vec![53.1, 50.25, 60.0, 49.5, 51.0],
+            note: "rt.put_nb x64 (owned Vec) + wait".into(),
         };
         assert_eq!(Record::parse(&r.to_string()), Some(r.clone()));
         let mut e = r;
         e.note.clear();
-        assert_eq!(Record::parse(&e.to_string()), Some(e));
+        assert_eq!(Record::parse(&e.to_string()), Some(e.clone()));
         assert_eq!(Record::parse("@@result\tx"), None);
+        e.rounds.clear();
+        assert_eq!(Record::parse(&e.to_string()), None);
+    }
+
+    #[test]
+    fn values_follow_the_unit() {
+        let mut r = Record::parse("@@result\traw\t0\tput_bw\t1000\t4\tMB/s\t3\t2\t-").unwrap();
+        assert_eq!(r.value_of(2.0), 500.0);
+        r.unit = Unit::Mops;
+        assert_eq!(r.value_of(0.5), 2.0);
+        r.unit = Unit::Us;
+        assert_eq!(r.value_of(0.5), 0.5);
+        assert_eq!(Subject::parse("comm-task"), Some(Subject::CommTask));
     }
 
     #[test]

@@ -5,11 +5,18 @@
 //! exchange) reuses comm-ofi's safe wrappers and selection, so the endpoint
 //! is opened from exactly the `fi_info` our layer would use for this
 //! (provider, mode). The timed loops call libfabric-sys directly
-//! (`fi_writemsg`, `fi_readmsg`, `fi_fetch_atomic`, `fi_send`/`fi_recv`,
-//! `fi_cq_read` or `fi_cq_sread`) with the flags our layer passes: writes
-//! carry `FI_DELIVERY_COMPLETE` in delivery-complete mode, every op asks for
-//! a completion, one operation's completion is reaped before the next
-//! latency sample. Waits spin in `fi_cq_read` and yield the core after 64
+//! (`fi_inject_write`, `fi_writemsg`, `fi_readmsg`, `fi_fetch_atomic`,
+//! `fi_atomicmsg`, `fi_send`/`fi_recv`, `fi_cq_read` or `fi_cq_sread`).
+//!
+//! Each point gets the *matched* floor ([`Floor`]): the least raw libfabric
+//! must do to give the operation's guarantee in this mode. A blocking PUT
+//! guarantees only that its source may be reused, so where our layer may
+//! inject (no flag needed, size within `inject_size`) its floor is
+//! `fi_inject_write` with no completion; elsewhere `fi_writemsg` and its
+//! completion (`FI_DELIVERY_COMPLETE` in delivery-complete mode). Visibility
+//! (a PUT another locale may rely on) costs the PUT plus an 8-byte read from
+//! the target, fenced in message-order-fence mode; in delivery-complete mode
+//! the completed write itself. Waits spin in `fi_cq_read` and yield the core after 64
 //! empty polls (comm-ofi's waiting policy, so that the ratio isolates
 //! software cost, not a waiting policy), except on `sockets`, whose progress
 //! thread starves when anybody spins: there they block in `fi_cq_sread`
@@ -65,6 +72,58 @@ struct Peer {
     key: u64,
 }
 
+/// The floor of one point: what raw libfabric does for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Floor {
+    /// `fi_inject_write` of this many bytes (no completion).
+    Inject(u64),
+    /// `fi_writemsg` of this many bytes, completion waited.
+    Write(u64),
+    /// `fi_readmsg` of this many bytes, completion waited.
+    Read(u64),
+    /// An 8-byte PUT (injected where ours may inject), then an 8-byte
+    /// `fi_readmsg` from the same target (fenced in fence mode), waited.
+    WriteRead,
+    /// A window of writes of `size` bytes (injected or not), completions reaped.
+    WriteWindow {
+        /// Bytes per write.
+        size: u64,
+        /// Writes in flight.
+        window: u64,
+        /// `fi_inject_write` instead of `fi_writemsg`.
+        inject: bool,
+    },
+    /// A window of `fi_readmsg`, completions reaped.
+    ReadWindow {
+        /// Bytes per read.
+        size: u64,
+        /// Reads in flight.
+        window: u64,
+    },
+    /// `fi_fetch_atomic` (u64 sum), waited.
+    FetchAtomic,
+    /// A window of non-fetching `fi_atomicmsg` (u64 sum), completions reaped.
+    AtomicWindow(u64),
+    /// `fi_send` + `fi_recv` round trip (the least an active message costs).
+    PingPong,
+    /// After untimed 8-byte PUTs to k targets, k 8-byte reads (fenced in
+    /// fence mode) issued together and waited: the message-order idiom.
+    Reads(u64),
+}
+
+impl Floor {
+    /// Operations per call of its measured closure (a window counts each of
+    /// its operations; a round trip standing in for each add of a window
+    /// of ours is one).
+    pub fn per_call(self) -> u64 {
+        match self {
+            Floor::WriteWindow { window, .. } | Floor::ReadWindow { window, .. } => window,
+            Floor::AtomicWindow(w) => w,
+            _ => 1,
+        }
+    }
+}
+
 /// One locale of the raw benchmark.
 pub struct Raw {
     me: usize,
@@ -74,6 +133,7 @@ pub struct Raw {
     wait: WaitMode,
     write_flags: u64,
     read_flags: u64,
+    inject_size: usize,
     // Drop order: endpoint, MR, CQ, AV, domain, fabric, then the heap.
     ep: Endpoint,
     _mr: Mr,
@@ -203,6 +263,7 @@ impl Raw {
             wait,
             write_flags: sys::FI_COMPLETION | if dc { sys::FI_DELIVERY_COMPLETE } else { 0 },
             read_flags: sys::FI_COMPLETION | if fence { sys::FI_FENCE } else { 0 },
+            inject_size: info.inject_size(),
             ep,
             _mr: mr,
             cq,
@@ -229,9 +290,10 @@ impl Raw {
     /// One line for the log: what was opened.
     pub fn describe(&self) -> String {
         format!(
-            "raw floor: provider {}, mode {}, atomics {}, waits {}",
+            "raw floor: provider {}, mode {}, inject_size {}, atomics {}, waits {}",
             self.provider,
             self.mode,
+            self.inject_size,
             if self.atomics {
                 "granted"
             } else {
@@ -280,9 +342,16 @@ impl Raw {
     }
 
     /// Posts with `f`, reaping completions while the provider says EAGAIN.
-    fn post(
+    fn post(&mut self, call: &'static str, f: impl FnMut(*mut sys::fid_ep) -> isize) -> Res<()> {
+        self.post_counted(call, true, f)
+    }
+
+    /// [`Raw::post`]; `counted`: the operation reports a completion (an
+    /// injected one does not).
+    fn post_counted(
         &mut self,
         call: &'static str,
+        counted: bool,
         mut f: impl FnMut(*mut sys::fid_ep) -> isize,
     ) -> Res<()> {
         let mut buf = [CqEntry::default(); 16];
@@ -304,7 +373,7 @@ impl Raw {
             if ret < 0 {
                 return Err(comm_ofi::OfiError::from_ret(call, ret as i64).into());
             }
-            self.outstanding += 1;
+            self.outstanding += counted as usize;
             return Ok(());
         }
     }
@@ -371,6 +440,77 @@ impl Raw {
                     sys::fi_readmsg(ep, &msg, flags)
                 }
             }
+        })
+    }
+
+    /// `fi_inject_write` of `len` bytes at local offset `loff` to `peer`'s
+    /// offset `roff`: the source is free on return, no completion comes.
+    fn inject(&mut self, peer: usize, loff: u64, roff: u64, len: usize) -> Res<()> {
+        let p = self.peers[peer];
+        let buf = self.local(loff);
+        self.post_counted("fi_inject_write", false, |ep| {
+            // SAFETY: buf..buf+len lies in our heap; with FI_INJECT the
+            // provider copies it before returning; the remote range lies in
+            // the peer's region.
+            unsafe {
+                sys::fi_inject_write(
+                    ep,
+                    buf as *const c_void,
+                    len,
+                    p.fi_addr,
+                    p.base + roff,
+                    p.key,
+                )
+            }
+        })
+    }
+
+    /// A write as ours does it: injected when `inject`, else `fi_writemsg`.
+    fn write(&mut self, inject: bool, peer: usize, loff: u64, roff: u64, len: usize) -> Res<()> {
+        if inject {
+            self.inject(peer, loff, roff, len)
+        } else {
+            self.rma(true, peer, loff, roff, len)
+        }
+    }
+
+    /// A non-fetching `fi_atomicmsg` (u64 sum of 1) on `peer`'s scratch
+    /// word 1, with the write flags (delivery-complete in that mode).
+    fn atomic_add(&mut self, peer: usize) -> Res<()> {
+        let p = self.peers[peer];
+        let operand = self.local(self.scratch);
+        // SAFETY: scratch word 0 is ours; every atomic in flight reads the
+        // same value 1 from it, none writes it.
+        unsafe { (operand as *mut u64).write(1) };
+        let mut desc = self.desc;
+        let ioc = sys::fi_ioc {
+            addr: operand.cast(),
+            count: 1,
+        };
+        let rma = sys::fi_rma_ioc {
+            addr: p.base + self.scratch + 8,
+            count: 1,
+            key: p.key,
+        };
+        let flags = self.write_flags;
+        self.post("fi_atomicmsg", |ep| {
+            let msg = sys::fi_msg_atomic {
+                msg_iov: &ioc,
+                desc: &mut desc,
+                iov_count: 1,
+                addr: p.fi_addr,
+                rma_iov: &rma,
+                rma_iov_count: 1,
+                datatype: sys::FI_UINT64,
+                op: sys::FI_SUM,
+                context: ptr::null_mut(),
+                data: 0,
+            };
+            // SAFETY: msg and what it points to live across the call (the
+            // providers measured here copy the descriptors when posting; udp;
+            // ofi_rxd, which does not, has no raw atomics); the operand is a
+            // registered scratch word untouched until completion.
+            unsafe { sys::fi_atomicmsg(ep, &msg, flags) }
         })
     }
 
@@ -467,71 +607,150 @@ impl Raw {
         Ok(())
     }
 
-    /// Why the floor does not measure `op` here, if it does not.
-    pub fn skip_reason(&self, op: Op) -> Option<String> {
-        match op {
-            Op::Amo => no_raw_atomics_reason(&self.provider, self.atomics).map(str::to_string),
-            Op::TaskEnd(_) if self.mode == Mode::DeliveryComplete => Some(
-                "delivery-complete: every PUT already waited for delivery, so the floor of a \
-                 task end is no operation at all"
-                    .into(),
+    /// Whether our layer may inject a PUT of `size` bytes in this mode (no
+    /// flag needed and within the inject size; comm-ofi's `post_put`).
+    pub fn injects(&self, size: u64) -> bool {
+        self.mode != Mode::DeliveryComplete && size as usize <= self.inject_size
+    }
+
+    /// The matched floor of `op`, or why it has none. `amo_native`: our
+    /// layer's u64 atomics take the native route.
+    pub fn floor_for(&self, op: Op, amo_native: bool) -> Result<Floor, String> {
+        let native = amo_native && no_raw_atomics_reason(&self.provider, self.atomics).is_none();
+        Ok(match op {
+            Op::Put(s) if self.injects(s) => Floor::Inject(s),
+            Op::Put(s) => Floor::Write(s),
+            Op::Get(s) => Floor::Read(s),
+            Op::PutVisible | Op::SpawnPut if self.mode == Mode::DeliveryComplete => Floor::Write(8),
+            Op::PutVisible | Op::SpawnPut => Floor::WriteRead,
+            Op::PutBw(size, window) => Floor::WriteWindow {
+                size,
+                window,
+                inject: self.injects(size),
+            },
+            Op::PutRate(window) => Floor::WriteWindow {
+                size: 8,
+                window,
+                inject: self.injects(8),
+            },
+            Op::GetBw(size, window) => Floor::ReadWindow { size, window },
+            Op::FetchAdd if native => Floor::FetchAtomic,
+            Op::AddRate(w) | Op::AddUnorderedRate(w) if native => Floor::AtomicWindow(w),
+            Op::FetchAdd
+            | Op::AddRate(_)
+            | Op::AddUnorderedRate(_)
+            | Op::FetchAddAm
+            | Op::OnStmt => Floor::PingPong,
+            Op::Spawn => return Err("a local task: no network operation to compare with".into()),
+            Op::TaskEnd(_) if self.mode == Mode::DeliveryComplete => {
+                return Err(
+                    "delivery-complete: every PUT already waited for delivery, so \
+                            the floor of a task end is no operation at all"
+                        .into(),
+                )
+            }
+            Op::TaskEnd(k) if k as usize >= self.peers.len() => {
+                return Err(format!(
+                    "needs {} locales, job has {}",
+                    k + 1,
+                    self.peers.len()
+                ))
+            }
+            Op::TaskEnd(k) => Floor::Reads(k),
+        })
+    }
+
+    /// The floor's name in the tables.
+    pub fn name(&self, f: Floor) -> String {
+        let fenced = self.mode == Mode::MessageOrderFence;
+        let dc = self.mode == Mode::DeliveryComplete;
+        let write = if dc {
+            "fi_writemsg(DC)+wait"
+        } else {
+            "fi_writemsg+wait"
+        };
+        let read = if fenced {
+            "fenced fi_readmsg"
+        } else {
+            "fi_readmsg"
+        };
+        match f {
+            Floor::Inject(_) => "fi_inject_write".into(),
+            Floor::Write(_) => write.into(),
+            Floor::Read(_) => "fi_readmsg+wait".into(),
+            Floor::WriteRead => format!(
+                "{}+{read}",
+                if self.injects(8) {
+                    "fi_inject_write"
+                } else {
+                    "fi_writemsg"
+                }
             ),
-            Op::TaskEnd(k) if k as usize >= self.peers.len() => Some(format!(
-                "needs {} locales, job has {}",
-                k + 1,
-                self.peers.len()
-            )),
-            _ => None,
+            Floor::WriteWindow {
+                window,
+                inject: true,
+                ..
+            } => format!("{window}x fi_inject_write"),
+            Floor::WriteWindow { window, .. } => {
+                format!("{window}x fi_writemsg{}+reap", if dc { "(DC)" } else { "" })
+            }
+            Floor::ReadWindow { window, .. } => format!("{window}x fi_readmsg+reap"),
+            Floor::FetchAtomic => "fi_fetch_atomic".into(),
+            Floor::AtomicWindow(w) => {
+                format!("{w}x fi_atomicmsg{}+reap", if dc { "(DC)" } else { "" })
+            }
+            Floor::PingPong => "send/recv round trip".into(),
+            Floor::Reads(k) => format!("{k} {}", if fenced { "fenced reads" } else { "reads" }),
         }
     }
 
-    /// What the floor's figure for `op` is.
-    pub fn note(&self, op: Op) -> &'static str {
-        match op {
-            Op::Amo => "fi_fetch_atomic",
-            Op::PingPong => "fi_send+fi_recv round trip",
-            Op::TaskEnd(_) if self.mode == Mode::MessageOrderFence => "k fenced 8 B reads",
-            Op::TaskEnd(_) => "k 8 B reads",
-            _ => "",
-        }
-    }
-
-    /// Measures one point on locale 0.
-    pub fn point(&mut self, op: Op, b: Budget) -> Res<Point> {
+    /// Measures one round of a floor on locale 0 (time per call).
+    pub fn measure(&mut self, f: Floor, b: Budget) -> Res<Point> {
         let (region, scratch) = (self.region, self.scratch);
-        match op {
-            Op::Put(s) => measure(b, || {
+        let inject8 = self.injects(8);
+        match f {
+            Floor::Inject(s) => measure(b, || self.inject(1, region, region, s as usize)),
+            Floor::Write(s) => measure(b, || {
                 self.rma(true, 1, region, region, s as usize)?;
                 self.wait_all()
             }),
-            Op::Get(s) => measure(b, || {
+            Floor::Read(s) => measure(b, || {
                 self.rma(false, 1, region, region, s as usize)?;
                 self.wait_all()
             }),
-            Op::PutBw(s, w) | Op::GetBw(s, w) => {
-                let write = matches!(op, Op::PutBw(..));
-                measure(b, || {
-                    for i in 0..w {
-                        let off = region + i * s;
-                        self.rma(write, 1, if write { region } else { off }, off, s as usize)?;
-                    }
-                    self.wait_all()
-                })
-            }
-            Op::PutRate(w) => measure(b, || {
-                for i in 0..w {
-                    self.rma(true, 1, region, region + 8 * i, 8)?;
+            Floor::WriteRead => measure(b, || {
+                self.write(inject8, 1, region, region, 8)?;
+                self.rma(false, 1, scratch, scratch, 8)?;
+                self.wait_all()
+            }),
+            Floor::WriteWindow {
+                size,
+                window,
+                inject,
+            } => measure(b, || {
+                for i in 0..window {
+                    self.write(inject, 1, region, region + i * size, size as usize)?;
                 }
                 self.wait_all()
             }),
-            Op::Amo => measure(b, || self.fetch_add(1)),
-            Op::PingPong => measure(b, || self.ping(1)),
-            // The message-order idiom a task end costs at least: one 8-byte
-            // read from each target with dangling stores (fenced in
-            // message-order-fence mode), issued together, then waited.
-            Op::TaskEnd(k) => measure_timed(b, || {
+            Floor::ReadWindow { size, window } => measure(b, || {
+                for i in 0..window {
+                    let off = region + i * size;
+                    self.rma(false, 1, off, off, size as usize)?;
+                }
+                self.wait_all()
+            }),
+            Floor::FetchAtomic => measure(b, || self.fetch_add(1)),
+            Floor::AtomicWindow(w) => measure(b, || {
+                for _ in 0..w {
+                    self.atomic_add(1)?;
+                }
+                self.wait_all()
+            }),
+            Floor::PingPong => measure(b, || self.ping(1)),
+            Floor::Reads(k) => measure_timed(b, || {
                 for t in 1..=k as usize {
-                    self.rma(true, t, region, region, 8)?;
+                    self.write(inject8, t, region, region, 8)?;
                 }
                 self.wait_all()?;
                 let t0 = Instant::now();
@@ -541,13 +760,16 @@ impl Raw {
                 self.wait_all()?;
                 Ok(t0.elapsed())
             }),
-            Op::AmoAm | Op::OnStmt => Err(format!("the floor has no {}", op.name()).into()),
         }
     }
 
-    /// One blocking `fi_writemsg` of `size` bytes to locale 1, waited
-    /// (for the criterion bench).
+    /// One PUT of `size` bytes to locale 1 by its matched floor:
+    /// `fi_inject_write` where ours injects, else `fi_writemsg` waited (for
+    /// the criterion bench).
     pub fn put_once(&mut self, size: usize) -> Res<()> {
+        if self.injects(size as u64) {
+            return self.inject(1, self.region, self.region, size);
+        }
         self.rma(true, 1, self.region, self.region, size)?;
         self.wait_all()
     }
@@ -561,7 +783,7 @@ impl Raw {
     /// One `fi_fetch_atomic` (u64 sum) on locale 1, waited; an error where
     /// the floor skips atomics ([`no_raw_atomics_reason`]).
     pub fn fetch_add_once(&mut self) -> Res<()> {
-        if let Some(why) = self.skip_reason(Op::Amo) {
+        if let Some(why) = no_raw_atomics_reason(&self.provider, self.atomics) {
             return Err(why.into());
         }
         self.fetch_add(1)
@@ -607,5 +829,32 @@ impl Raw {
         self.post_recv(0)?;
         self.send_msg(peer, PING)?;
         self.wait_all()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_floor_counts_the_operations_of_one_call() {
+        let w = Floor::WriteWindow {
+            size: 8,
+            window: 64,
+            inject: true,
+        };
+        assert_eq!(w.per_call(), 64);
+        assert_eq!(
+            Floor::ReadWindow {
+                size: 8,
+                window: 16
+            }
+            .per_call(),
+            16
+        );
+        assert_eq!(Floor::AtomicWindow(64).per_call(), 64);
+        // A round trip stands in for one add of a window of ours: one op.
+        assert_eq!(Floor::PingPong.per_call(), 1);
+        assert_eq!(Floor::Reads(4).per_call(), 1);
     }
 }

@@ -1,9 +1,11 @@
-//! What the driver collected, and everything made from it: ratios to the
-//! raw floor, model fits, the terminal table, the CSVs and a markdown
-//! summary.
+//! What the driver collected, and everything made from it: each figure's
+//! median and range over its rounds, the ratio to its floor round by round,
+//! flags ("no difference", bad fits), modes compared with each other, the
+//! terminal table, the CSVs and a markdown summary.
 
 use crate::fit::{self, Line};
-use crate::proto::{op, Impl, Record, Unit};
+use crate::proto::{op, Record, Subject, Unit};
+use crate::stats::Spread;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -14,25 +16,34 @@ pub struct Row {
     pub provider: String,
     /// MCM mode.
     pub mode: String,
-    /// Ours or raw.
-    pub imp: Impl,
+    /// Index of the job that measured it (in [`Results::jobs`]).
+    pub job: usize,
     /// The figure.
     pub rec: Record,
 }
 
-/// A point a job did not measure, and why.
+/// A figure a job did not measure, and why.
 #[derive(Debug, Clone)]
 pub struct Skip {
     /// Provider.
     pub provider: String,
     /// MCM mode.
     pub mode: String,
-    /// Ours or raw.
-    pub imp: Impl,
+    /// Floor or caller.
+    pub subject: Subject,
     /// Operation.
     pub op: String,
     /// Why.
     pub reason: String,
+}
+
+/// What the report says of one job.
+#[derive(Debug, Clone, Default)]
+pub struct JobInfo {
+    /// Label (provider, mode, kind).
+    pub label: String,
+    /// Load average (1, 5, 15 min) when the job started.
+    pub load: String,
 }
 
 /// Everything one study run collected.
@@ -40,15 +51,49 @@ pub struct Skip {
 pub struct Results {
     /// Measured figures.
     pub rows: Vec<Row>,
-    /// Points skipped.
+    /// Figures not measured.
     pub skips: Vec<Skip>,
     /// Jobs that failed: (job label, message).
     pub failures: Vec<(String, String)>,
     /// (provider, mode) pairs in run order.
     pub matrix: Vec<(String, String)>,
+    /// The jobs, in run order.
+    pub jobs: Vec<JobInfo>,
 }
 
-/// A fit of one (provider, mode, impl, op).
+/// Whether a ratio's range says anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every round: ours took less time than the floor.
+    Faster,
+    /// Every round: ours took more time.
+    Slower,
+    /// The rounds' ratios straddle 1.0.
+    NoDifference,
+}
+
+impl Verdict {
+    /// Of a ratio's spread (ours / floor, on time).
+    pub fn of(r: Spread) -> Verdict {
+        if r.contains(1.0) {
+            Verdict::NoDifference
+        } else if r.hi < 1.0 {
+            Verdict::Faster
+        } else {
+            Verdict::Slower
+        }
+    }
+    /// Spelling in the CSV.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoDifference => "no difference",
+        }
+    }
+}
+
+/// A fit of one (provider, mode, operation): ours and the floor.
 #[derive(Debug, Clone)]
 pub struct Fit {
     /// Provider.
@@ -57,7 +102,9 @@ pub struct Fit {
     pub mode: String,
     /// `put_lat`, `get_lat` or `task_end`.
     pub op: String,
-    /// Ours.
+    /// The x values fitted (sizes or k).
+    pub xs: Vec<u64>,
+    /// Ours (a task through the public API).
     pub ours: Option<Line>,
     /// Floor.
     pub raw: Option<Line>,
@@ -74,80 +121,143 @@ pub fn bytes(b: u64) -> String {
     }
 }
 
-fn num(v: f64) -> String {
+/// A number with 3 or 4 significant digits.
+pub fn num(v: f64) -> String {
     if !v.is_finite() {
         "-".into()
-    } else if v >= 1000.0 {
+    } else if v.abs() >= 1000.0 {
         format!("{v:.0}")
-    } else if v >= 100.0 {
+    } else if v.abs() >= 100.0 {
         format!("{v:.1}")
-    } else if v >= 1.0 {
+    } else if v.abs() >= 1.0 {
         format!("{v:.2}")
     } else {
         format!("{v:.3}")
     }
 }
 
-fn ratio_text(r: Option<f64>) -> String {
-    match r {
-        Some(r) if r.is_finite() => format!("{r:.2}x"),
-        _ => "-".into(),
+/// `median [lo-hi]`.
+pub fn spread_text(s: Option<Spread>) -> String {
+    match s {
+        Some(s) => format!("{} [{}-{}]", num(s.med), num(s.lo), num(s.hi)),
+        None => "-".into(),
     }
 }
 
+/// `1.23x [1.10-1.40]`.
+pub fn ratio_text(r: Option<Spread>) -> String {
+    match r {
+        Some(r) => format!("{:.2}x [{:.2}-{:.2}]", r.med, r.lo, r.hi),
+        None => "-".into(),
+    }
+}
+
+/// The figures shown in the tables (the CSV has every size).
+const SHOWN_SIZES: [u64; 4] = [8, 512, 32 << 10, 1 << 20];
+
+/// The metric's label in the tables.
+pub fn metric_label(r: &Record) -> String {
+    let unit = r.unit.as_str();
+    let what = match r.op.as_str() {
+        op::PUT_LAT => format!("PUT {}", bytes(r.size)),
+        op::GET_LAT => format!("GET {}", bytes(r.size)),
+        op::PUT_VISIBLE => "PUT 8 B + visible".into(),
+        op::SPAWN_PUT => "task{PUT 8 B} spawn+join".into(),
+        op::PUT_BW => format!("PUT bw {} x{}", bytes(r.size), r.param),
+        op::GET_BW => format!("GET bw {} x{}", bytes(r.size), r.param),
+        op::PUT_RATE => format!("PUT 8 B rate x{}", r.param),
+        op::AMO => "fetch-add u64".into(),
+        op::AMO_AM => "fetch-add u64 via AM".into(),
+        op::ADD_RATE => format!("add u64 x{} + task end", r.param),
+        op::ADD_UNORDERED_RATE => format!("unordered add x{} + task end", r.param),
+        op::ON_STMT => "empty on-stmt".into(),
+        op::SPAWN => "spawn+join empty task".into(),
+        op::BOUNDARY => format!("task end after PUTs, k={}", r.param),
+        other => other.to_string(),
+    };
+    let per = if r.op == op::ADD_RATE || r.op == op::ADD_UNORDERED_RATE {
+        "/add"
+    } else {
+        ""
+    };
+    format!("{what} ({unit}{per})")
+}
+
+/// Work kinds of the mode comparison: (kind, op, size, caller).
+const MODE_ROWS: [(&str, &str, Option<u64>, Subject); 12] = [
+    ("PUT-heavy", op::PUT_LAT, Some(8), Subject::RtTask),
+    ("PUT-heavy", op::PUT_VISIBLE, None, Subject::RtTask),
+    ("PUT-heavy", op::PUT_RATE, None, Subject::RtTask),
+    ("PUT-heavy", op::PUT_BW, Some(65536), Subject::RtTask),
+    ("GET-heavy", op::GET_LAT, Some(8), Subject::RtTask),
+    ("GET-heavy", op::GET_BW, Some(65536), Subject::RtTask),
+    ("task-heavy", op::SPAWN_PUT, None, Subject::RtMain),
+    ("task-heavy", op::BOUNDARY, None, Subject::RtTask),
+    ("task-heavy", op::ON_STMT, None, Subject::RtTask),
+    ("atomic-heavy", op::AMO, None, Subject::RtTask),
+    ("atomic-heavy", op::ADD_RATE, None, Subject::RtTask),
+    (
+        "atomic-heavy",
+        op::ADD_UNORDERED_RATE,
+        None,
+        Subject::RtTask,
+    ),
+];
+
+/// One row of a mode comparison.
+#[derive(Debug, Clone)]
+pub struct ModeRow {
+    /// Work kind (`PUT-heavy`, ...).
+    pub kind: &'static str,
+    /// Metric label.
+    pub label: String,
+    /// Per mode (in matrix order): the value's spread, if measured.
+    pub cells: Vec<Option<Spread>>,
+    /// The mode whose time is lowest, and whether its range is clear of
+    /// every other mode's (else "no clear difference").
+    pub best: Option<(usize, bool)>,
+    /// Next-best median time / best median time.
+    pub factor: f64,
+}
+
 impl Results {
-    /// The record of (provider, mode, impl, op, size, param), if measured.
-    pub fn find(
-        &self,
-        provider: &str,
-        mode: &str,
-        imp: Impl,
-        op: &str,
-        size: u64,
-        param: Option<u64>,
-    ) -> Option<&Record> {
-        self.rows
-            .iter()
-            .find(|r| {
-                r.provider == provider
-                    && r.mode == mode
-                    && r.imp == imp
-                    && r.rec.op == op
-                    && r.rec.size == size
-                    && param.is_none_or(|p| r.rec.param == p)
-            })
-            .map(|r| &r.rec)
+    fn ours_rows(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(|r| !r.rec.subject.is_floor())
     }
 
-    /// The floor a figure of ours is compared with: the same operation of
-    /// the raw benchmark, or for operations that travel as active messages
-    /// (on-statements, AMOs via AM) the raw send/recv round trip.
-    pub fn floor(&self, row: &Row) -> Option<&Record> {
-        if row.imp != Impl::Ours {
+    /// The floor's figure of the same point (same job, point index).
+    pub fn floor(&self, row: &Row) -> Option<&Row> {
+        if row.rec.subject.is_floor() {
             return None;
         }
-        let r = &row.rec;
-        let am_path =
-            r.op == op::ON_STMT || r.op == op::AMO_AM || (r.op == op::AMO && r.note != "native");
-        if am_path {
-            self.find(&row.provider, &row.mode, Impl::Raw, op::PINGPONG, 8, None)
-        } else {
-            self.find(
-                &row.provider,
-                &row.mode,
-                Impl::Raw,
-                &r.op,
-                r.size,
-                Some(r.param),
-            )
-        }
+        self.rows
+            .iter()
+            .find(|r| r.job == row.job && r.rec.point == row.rec.point && r.rec.subject.is_floor())
     }
 
-    /// Ours over floor, on time per operation (so above 1 is slower than
-    /// raw, for latencies and throughputs alike).
-    pub fn ratio(&self, row: &Row) -> Option<f64> {
+    /// Median and range of a figure's time per operation over its rounds.
+    pub fn time(row: &Row) -> Option<Spread> {
+        Spread::of(&row.rec.rounds)
+    }
+
+    /// Median and range of a figure in its unit (throughputs inverted).
+    pub fn value(row: &Row) -> Option<Spread> {
+        Self::time(row).map(|s| s.map(|us| row.rec.value_of(us)))
+    }
+
+    /// Ours over floor on time per operation, round by round (rounds were
+    /// measured side by side), as median and range; above 1 is slower than
+    /// the floor, for latencies and throughputs alike.
+    pub fn ratio(&self, row: &Row) -> Option<Spread> {
         let f = self.floor(row)?;
-        (f.us_per_op > 0.0).then(|| row.rec.us_per_op / f.us_per_op)
+        let v: Vec<f64> = row
+            .rec
+            .rounds
+            .iter()
+            .zip(&f.rec.rounds)
+            .map(|(o, r)| o / r)
+            .collect();
+        Spread::of(&v)
     }
 
     fn modes_of(&self, provider: &str) -> Vec<String> {
@@ -168,41 +278,289 @@ impl Results {
         v
     }
 
-    /// Model fits for every (provider, mode): PUT and GET latency against
-    /// size (relative least squares), task end against k (ordinary).
+    /// The rows of ours shown in the tables for (provider, mode), in
+    /// measuring order.
+    fn shown(&self, provider: &str, mode: &str) -> Vec<&Row> {
+        self.ours_rows()
+            .filter(|r| r.provider == provider && r.mode == mode)
+            .filter(|r| {
+                !(r.rec.op == op::PUT_LAT || r.rec.op == op::GET_LAT)
+                    || SHOWN_SIZES.contains(&r.rec.size)
+            })
+            .collect()
+    }
+
+    /// The cells of one table row: metric, caller, ours, floor, floor op,
+    /// ratio, flag.
+    fn cells(&self, r: &Row) -> [String; 7] {
+        let f = self.floor(r);
+        let floor_op = match f {
+            Some(f) => f.rec.note.clone(),
+            None if r.rec.op == op::SPAWN => "none (local)".into(),
+            None if r.rec.op == op::BOUNDARY => "none (nothing to force)".into(),
+            None => "none".into(),
+        };
+        let ratio = self.ratio(r);
+        let flag = match ratio.map(Verdict::of) {
+            Some(Verdict::NoDifference) => "no difference",
+            _ => "",
+        };
+        [
+            metric_label(&r.rec),
+            r.rec.subject.label().to_string(),
+            spread_text(Self::value(r)),
+            f.map(|f| spread_text(Self::value(f)))
+                .unwrap_or_else(|| "-".into()),
+            floor_op,
+            ratio_text(ratio),
+            flag.to_string(),
+        ]
+    }
+
+    fn load_of(&self, provider: &str, mode: &str) -> String {
+        let loads: Vec<&str> = self
+            .rows
+            .iter()
+            .filter(|r| r.provider == provider && r.mode == mode)
+            .map(|r| r.job)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .filter_map(|j| self.jobs.get(j))
+            .map(|j| j.load.as_str())
+            .collect();
+        loads.join(" / ")
+    }
+
+    /// The terminal table: per (provider, mode), every figure with its
+    /// caller, floor, spreads, ratio and flag.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let heads = [
+            "metric",
+            "caller",
+            "ours med [min-max]",
+            "floor med [min-max]",
+            "floor (raw libfabric)",
+            "x floor [min-max]",
+            "",
+        ];
+        let widths = [38, 9, 24, 24, 30, 22, 13];
+        for (prov, mode) in &self.matrix {
+            let rows = self.shown(prov, mode);
+            if rows.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "\n== {prov}, {mode} (load at job start: {}) ==",
+                self.load_of(prov, mode)
+            );
+            let line = |s: &mut String, c: &[String]| {
+                for (i, (c, w)) in c.iter().zip(widths).enumerate() {
+                    let _ = if i < 2 || i == 4 || i == 6 {
+                        write!(s, "{c:<w$} ")
+                    } else {
+                        write!(s, "{c:>w$} ")
+                    };
+                }
+                let _ = writeln!(s);
+            };
+            line(&mut s, &heads.map(String::from));
+            for r in rows {
+                line(&mut s, &self.cells(r));
+            }
+        }
+        s.push_str(LEGEND);
+        s
+    }
+
+    /// The mode comparison of `provider`: one row per work kind's metric.
+    pub fn mode_rows(&self, provider: &str) -> Vec<ModeRow> {
+        let modes = self.modes_of(provider);
+        let mut out = Vec::new();
+        for (kind, o, size, subject) in MODE_ROWS {
+            let find = |m: &str| -> Option<&Row> {
+                let mut c = self.ours_rows().filter(|r| {
+                    r.provider == provider
+                        && r.mode == m
+                        && r.rec.op == o
+                        && r.rec.subject == subject
+                        && size.is_none_or(|s| r.rec.size == s)
+                });
+                // Task end: the largest k.
+                if o == op::BOUNDARY {
+                    c.max_by_key(|r| r.rec.param)
+                } else {
+                    c.next()
+                }
+            };
+            let found: Vec<Option<&Row>> = modes.iter().map(|m| find(m)).collect();
+            let Some(any) = found.iter().flatten().next() else {
+                continue;
+            };
+            let label = format!("{}, {}", metric_label(&any.rec), subject.label());
+            let times: Vec<Option<Spread>> = found.iter().map(|r| r.and_then(Self::time)).collect();
+            let mut order: Vec<usize> = (0..times.len()).filter(|&i| times[i].is_some()).collect();
+            order.sort_by(|&a, &b| {
+                let (ta, tb) = (times[a].map(|t| t.med), times[b].map(|t| t.med));
+                ta.unwrap_or(f64::MAX).total_cmp(&tb.unwrap_or(f64::MAX))
+            });
+            let (best, factor) = match order.as_slice() {
+                [] => (None, 1.0),
+                [only] => (Some((*only, false)), 1.0),
+                [b, rest @ ..] => {
+                    let tb = times[*b].expect("measured");
+                    let clear = rest
+                        .iter()
+                        .all(|&i| !tb.overlaps(times[i].expect("measured")));
+                    let next = times[rest[0]].expect("measured").med;
+                    (Some((*b, clear)), next / tb.med)
+                }
+            };
+            out.push(ModeRow {
+                kind,
+                label,
+                cells: found.iter().map(|r| r.and_then(Self::value)).collect(),
+                best,
+                factor,
+            });
+        }
+        out
+    }
+
+    fn suits(&self, modes: &[String], r: &ModeRow) -> String {
+        match r.best {
+            Some((b, true)) => format!("{} ({:.1}x)", modes[b], r.factor),
+            Some((b, false)) if modes.len() > 1 => {
+                format!("no clear difference ({} by median)", modes[b])
+            }
+            _ => "-".into(),
+        }
+    }
+
+    /// Per work kind: which mode won clearly on how many of its metrics.
+    fn kind_summary(&self, modes: &[String], rows: &[ModeRow]) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut kinds: Vec<&str> = Vec::new();
+        for r in rows {
+            if !kinds.contains(&r.kind) {
+                kinds.push(r.kind);
+            }
+        }
+        for k in kinds {
+            let of: Vec<&ModeRow> = rows.iter().filter(|r| r.kind == k).collect();
+            let mut wins = vec![0usize; modes.len()];
+            for r in &of {
+                if let Some((b, true)) = r.best {
+                    wins[b] += 1;
+                }
+            }
+            let total = of.len();
+            let text = if wins.iter().all(|&w| w == 0) {
+                "no mode is clearly faster (ranges overlap)".to_string()
+            } else {
+                let mut parts: Vec<String> = wins
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &w)| w > 0)
+                    .map(|(i, w)| format!("{} clearly faster on {w} of {total}", modes[i]))
+                    .collect();
+                parts.sort();
+                parts.join("; ")
+            };
+            out.push(format!("{k}: {text}"));
+        }
+        out
+    }
+
+    /// Modes compared with each other, per provider (terminal text).
+    pub fn modes_table(&self) -> String {
+        let mut s = String::from(
+            "\nModes compared (ours; median [min-max] over the rounds; each mode ran in its own job, \
+             seconds apart,\nso these are absolute figures, not side-by-side ratios; a mode 'suits' \
+             a metric only when its range\nis clear of every other mode's; the factor is the \
+             next-best median over the best):\n",
+        );
+        for prov in self.providers() {
+            let modes = self.modes_of(&prov);
+            if modes.len() < 2 {
+                continue;
+            }
+            let rows = self.mode_rows(&prov);
+            if rows.is_empty() {
+                continue;
+            }
+            let _ = writeln!(s, "\n== {prov}: which mode for which work ==");
+            let _ = write!(s, "{:<13} {:<48}", "work", "metric, caller");
+            for m in &modes {
+                let _ = write!(s, " {m:>26}");
+            }
+            let _ = writeln!(s, "  suits");
+            for r in &rows {
+                let _ = write!(s, "{:<13} {:<48}", r.kind, r.label);
+                for c in &r.cells {
+                    let _ = write!(s, " {:>26}", spread_text(*c));
+                }
+                let _ = writeln!(s, "  {}", self.suits(&modes, r));
+            }
+            for line in self.kind_summary(&modes, &rows) {
+                let _ = writeln!(s, "  {line}");
+            }
+        }
+        s
+    }
+
+    /// Model fits for every (provider, mode): PUT latency against size over
+    /// the sizes whose floor is a completed write (injected sizes follow
+    /// another law), GET latency against size (relative least squares), task
+    /// end against k (ordinary); ours is a task through the public API.
     pub fn fits(&self) -> Vec<Fit> {
         let mut out = Vec::new();
         for (prov, mode) in &self.matrix {
             for o in [op::PUT_LAT, op::GET_LAT, op::BOUNDARY] {
-                let line = |imp: Impl| {
-                    let pts: Vec<(f64, f64)> = self
-                        .rows
-                        .iter()
-                        .filter(|r| {
-                            &r.provider == prov && &r.mode == mode && r.imp == imp && r.rec.op == o
-                        })
-                        .map(|r| {
-                            let x = if o == op::BOUNDARY {
-                                r.rec.param as f64
-                            } else {
-                                r.rec.size as f64
-                            };
-                            (x, r.rec.us_per_op)
-                        })
-                        .collect();
-                    let (xs, ys): (Vec<f64>, Vec<f64>) = pts.into_iter().unzip();
+                // Ours with its floor where it has one; PUT sizes whose floor
+                // is an injection are left out (another law: a constant).
+                let pts: Vec<(&Row, Option<&Row>)> = self
+                    .ours_rows()
+                    .filter(|r| {
+                        &r.provider == prov
+                            && &r.mode == mode
+                            && r.rec.op == o
+                            && r.rec.subject == Subject::RtTask
+                    })
+                    .map(|r| (r, self.floor(r)))
+                    .filter(|(_, f)| !f.is_some_and(|f| f.rec.note.starts_with("fi_inject_write")))
+                    .collect();
+                let x = |r: &Row| {
                     if o == op::BOUNDARY {
-                        fit::ordinary(&xs, &ys)
+                        r.rec.param
                     } else {
-                        fit::relative(&xs, &ys)
+                        r.rec.size
                     }
                 };
-                let (ours, raw) = (line(Impl::Ours), line(Impl::Raw));
+                let xs: Vec<u64> = pts.iter().map(|(r, _)| x(r)).collect();
+                let xf: Vec<f64> = xs.iter().map(|&v| v as f64).collect();
+                let line = |floor: bool| {
+                    let ys: Vec<f64> = pts
+                        .iter()
+                        .filter_map(|(r, f)| if floor { *f } else { Some(*r) })
+                        .map(|row| Self::time(row).map(|t| t.med).unwrap_or(f64::NAN))
+                        .collect();
+                    if ys.len() < 3 || ys.len() != xs.len() {
+                        None
+                    } else if o == op::BOUNDARY {
+                        fit::ordinary(&xf, &ys)
+                    } else {
+                        fit::relative(&xf, &ys)
+                    }
+                };
+                let (ours, raw) = (line(false), line(true));
                 if ours.is_some() || raw.is_some() {
                     out.push(Fit {
                         provider: prov.clone(),
                         mode: mode.clone(),
                         op: o.to_string(),
+                        xs,
                         ours,
                         raw,
                     });
@@ -212,139 +570,30 @@ impl Results {
         out
     }
 
-    /// The metrics shown in the table: (label, op, size, param).
-    fn table_rows(&self, provider: &str) -> Vec<(String, &'static str, u64, Option<u64>)> {
-        let mut rows = Vec::new();
-        let sizes = |o: &str| -> BTreeSet<u64> {
-            self.rows
-                .iter()
-                .filter(|r| r.provider == provider && r.rec.op == o)
-                .map(|r| r.rec.size)
-                .collect()
-        };
-        let shown = [8u64, 512, 32 << 10, 1 << 20];
-        for (o, name) in [(op::PUT_LAT, "PUT"), (op::GET_LAT, "GET")] {
-            let have = sizes(o);
-            for s in shown.iter().filter(|s| have.contains(s)) {
-                rows.push((format!("{name} {} (us)", bytes(*s)), o, *s, Some(1)));
-            }
-        }
-        for (o, name) in [(op::PUT_BW, "PUT bw"), (op::GET_BW, "GET bw")] {
-            for s in sizes(o) {
-                let w = self
-                    .rows
-                    .iter()
-                    .find(|r| r.provider == provider && r.rec.op == o && r.rec.size == s)
-                    .map(|r| r.rec.param)
-                    .unwrap_or(1);
-                rows.push((format!("{name} {} x{w} (MB/s)", bytes(s)), o, s, None));
-            }
-        }
-        if !sizes(op::PUT_RATE).is_empty() {
-            rows.push(("PUT 8 B rate (Mops)".into(), op::PUT_RATE, 8, None));
-        }
-        rows.push(("fetch-add Am::amo (us)".into(), op::AMO, 8, Some(1)));
-        rows.push(("fetch-add via AM (us)".into(), op::AMO_AM, 8, Some(1)));
-        rows.push(("empty on-stmt (us)".into(), op::ON_STMT, 0, Some(1)));
-        let ks: BTreeSet<u64> = self
-            .rows
-            .iter()
-            .filter(|r| r.provider == provider && r.rec.op == op::BOUNDARY)
-            .map(|r| r.rec.param)
-            .collect();
-        for k in ks {
-            rows.push((format!("task end k={k} (us)"), op::BOUNDARY, 8, Some(k)));
-        }
-        rows
-    }
-
-    /// One cell triple (ours, floor, ratio) as text.
-    fn cells(
-        &self,
-        provider: &str,
-        mode: &str,
-        o: &str,
-        size: u64,
-        param: Option<u64>,
-    ) -> [String; 3] {
-        let row = self
-            .rows
-            .iter()
-            .find(|r| {
-                r.provider == provider
-                    && r.mode == mode
-                    && r.imp == Impl::Ours
-                    && r.rec.op == o
-                    && r.rec.size == size
-                    && param.is_none_or(|p| r.rec.param == p)
-            })
-            .cloned();
-        let Some(row) = row else {
-            // Only the floor (e.g. raw ping-pong) or nothing.
-            return ["-".into(), "-".into(), "-".into()];
-        };
-        let mark = if o == op::AMO && row.rec.note == "via-am" {
-            "*"
-        } else {
-            ""
-        };
-        let floor = self.floor(&row).map(|f| {
-            if f.unit == row.rec.unit {
-                num(f.value)
-            } else {
-                format!("{}us", num(f.us_per_op))
-            }
-        });
-        [
-            format!("{}{mark}", num(row.rec.value)),
-            floor.unwrap_or_else(|| "-".into()),
-            ratio_text(self.ratio(&row)),
-        ]
-    }
-
-    /// The terminal table: per provider, metrics down, modes across.
-    pub fn table(&self) -> String {
-        let mut s = String::new();
-        for prov in self.providers() {
-            let modes = self.modes_of(&prov);
-            let _ = writeln!(s, "\n== {prov} ==");
-            let _ = write!(s, "{:<28}", "");
-            for m in &modes {
-                let _ = write!(s, " | {m:^28}");
-            }
-            let _ = writeln!(s);
-            let _ = write!(s, "{:<28}", "metric");
-            for _ in &modes {
-                let _ = write!(s, " | {:>9} {:>9} {:>8}", "ours", "raw", "x raw");
-            }
-            let _ = writeln!(s);
-            for (label, o, size, param) in self.table_rows(&prov) {
-                let _ = write!(s, "{label:<28}");
-                for m in &modes {
-                    let [a, b, c] = self.cells(&prov, m, o, size, param);
-                    let _ = write!(s, " | {a:>9} {b:>9} {c:>8}");
-                }
-                let _ = writeln!(s);
-            }
-        }
-        s.push_str(
-            "\nx raw = our time per operation / raw libfabric's, same provider and mode, same run.\n\
-             raw column: the floor's figure (for on-statements and AMOs via AM: the fi_send/fi_recv\n\
-             round trip; for task end: k 8-byte reads, the message-order idiom). * = AMO went via AM.\n",
-        );
-        s
-    }
-
-    /// The fits as a table.
+    /// The fits as a table; every fit with a problem says so, and no ratio
+    /// is given for it.
     pub fn fits_table(&self) -> String {
         let mut s = String::from(
-            "\nModel fits (foMPI shapes): latency = a + b*size (relative least squares, 8 B..1 MiB);\n\
-             task end = a + b*k (least squares). b in ns/B for latency (1/b = GB/s), us per target for k.\n",
+            "\nModel fits (foMPI shapes), ours = a task through rt.put/rt.get/rt.task_end_hook:\n\
+             latency = a + b*size by relative least squares over the sizes whose floor waits for \
+             a completion\n(injected sizes cost a constant); task end = a + b*k by least squares. \
+             a in us; b in ns/B (1/b = GB/s)\nor us per target. A fit is REJECTED when a < 0 and \
+             flagged when b < 0 or a residual exceeds 50%\nof its point; a x / b x (ours/floor) \
+             only when both fits are clean.\n",
         );
         let _ = writeln!(
             s,
-            "{:<13} {:<20} {:<9} | {:>9} {:>9} | {:>9} {:>9} | {:>7} {:>7}",
-            "provider", "mode", "op", "ours a", "ours b", "raw a", "raw b", "a x", "b x"
+            "{:<12} {:<20} {:<9} {:<14} | {:>8} {:>8} | {:>8} {:>8} | {:>6} {:>6} | problems",
+            "provider",
+            "mode",
+            "fit",
+            "over",
+            "ours a",
+            "ours b",
+            "floor a",
+            "floor b",
+            "a x",
+            "b x"
         );
         for f in self.fits() {
             let scale = if f.op == op::BOUNDARY { 1.0 } else { 1000.0 };
@@ -352,24 +601,54 @@ impl Results {
                 Some(l) => (num(l.a), num(l.b * scale)),
                 None => ("-".into(), "-".into()),
             };
+            let problems = |who: &str, l: &Option<Line>| match l {
+                Some(l) if !l.usable() => Some(format!("{who}: {}", l.problems().join(", "))),
+                _ => None,
+            };
             let (oa, ob) = part(&f.ours);
             let (ra, rb) = part(&f.raw);
-            let rat = |x: Option<f64>, y: Option<f64>| match (x, y) {
-                (Some(x), Some(y)) if y.abs() > 1e-12 => ratio_text(Some(x / y)),
+            let clean = f.ours.is_some_and(|l| l.usable()) && f.raw.is_some_and(|l| l.usable());
+            let rat = |x: f64, y: f64| {
+                if clean && y.abs() > 1e-12 {
+                    format!("{:.2}x", x / y)
+                } else {
+                    "-".into()
+                }
+            };
+            let (ax, bx) = match (f.ours, f.raw) {
+                (Some(o), Some(r)) => (rat(o.a, r.a), rat(o.b, r.b)),
+                _ => ("-".into(), "-".into()),
+            };
+            let over = match (f.xs.first(), f.xs.last()) {
+                (Some(a), Some(b)) if f.op == op::BOUNDARY => format!("k={a}..{b}"),
+                (Some(a), Some(b)) => format!("{}..{}", bytes(*a), bytes(*b)),
                 _ => "-".into(),
             };
+            let mut notes: Vec<String> = [problems("ours", &f.ours), problems("floor", &f.raw)]
+                .into_iter()
+                .flatten()
+                .collect();
+            if f.raw.is_none() {
+                notes.push("no floor".into());
+            }
             let _ = writeln!(
                 s,
-                "{:<13} {:<20} {:<9} | {:>9} {:>9} | {:>9} {:>9} | {:>7} {:>7}",
+                "{:<12} {:<20} {:<9} {:<14} | {:>8} {:>8} | {:>8} {:>8} | {:>6} {:>6} | {}",
                 f.provider,
                 f.mode,
                 f.op,
+                over,
                 oa,
                 ob,
                 ra,
                 rb,
-                rat(f.ours.map(|l| l.a), f.raw.map(|l| l.a)),
-                rat(f.ours.map(|l| l.b), f.raw.map(|l| l.b)),
+                ax,
+                bx,
+                if notes.is_empty() {
+                    "ok".to_string()
+                } else {
+                    notes.join("; ")
+                }
             );
         }
         s
@@ -381,10 +660,15 @@ impl Results {
         let mut seen = BTreeSet::new();
         for k in &self.skips {
             let line = format!(
-                "skipped {} {} ({}): {}",
-                k.imp.as_str(),
+                "no {} for {} ({}, {}): {}",
+                if k.subject.is_floor() {
+                    "floor".to_string()
+                } else {
+                    k.subject.label().to_string()
+                },
                 k.op,
                 k.provider,
+                k.mode,
                 k.reason
             );
             if seen.insert(line.clone()) {
@@ -397,30 +681,45 @@ impl Results {
         s
     }
 
-    /// `results.csv`: every figure, with its floor and ratio.
+    /// `results.csv`: every figure, its rounds, spread, floor and ratio.
     pub fn csv(&self) -> String {
         let mut s = String::from(
-            "provider,mode,impl,op,size,param,value,best,unit,samples,us_per_op,floor_op,floor_us_per_op,ratio_to_floor,note\n",
+            "provider,mode,job,point,subject,op,size,param,unit,samples,rounds_us,us_med,us_min,us_max,\
+             value_med,value_lo,value_hi,floor,floor_us_med,ratio_med,ratio_lo,ratio_hi,verdict,note\n",
         );
+        let f = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
         for r in &self.rows {
-            let floor = self.floor(r);
+            let t = Self::time(r);
+            let v = Self::value(r);
+            let fl = self.floor(r);
+            let ratio = self.ratio(r);
+            let rounds: Vec<String> = r.rec.rounds.iter().map(|x| x.to_string()).collect();
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 csv_field(&r.provider),
                 r.mode,
-                r.imp.as_str(),
+                r.job,
+                r.rec.point,
+                r.rec.subject.as_str(),
                 r.rec.op,
                 r.rec.size,
                 r.rec.param,
-                r.rec.value,
-                r.rec.best,
                 r.rec.unit.as_str(),
                 r.rec.samples,
-                r.rec.us_per_op,
-                floor.map(|f| f.op.as_str()).unwrap_or(""),
-                floor.map(|f| f.us_per_op.to_string()).unwrap_or_default(),
-                self.ratio(r).map(|x| x.to_string()).unwrap_or_default(),
+                rounds.join(";"),
+                f(t.map(|t| t.med)),
+                f(t.map(|t| t.lo)),
+                f(t.map(|t| t.hi)),
+                f(v.map(|t| t.med)),
+                f(v.map(|t| t.lo)),
+                f(v.map(|t| t.hi)),
+                csv_field(fl.map(|x| x.rec.note.as_str()).unwrap_or("")),
+                f(fl.and_then(Self::time).map(|t| t.med)),
+                f(ratio.map(|t| t.med)),
+                f(ratio.map(|t| t.lo)),
+                f(ratio.map(|t| t.hi)),
+                ratio.map(|x| Verdict::of(x).as_str()).unwrap_or(""),
                 csv_field(&r.rec.note),
             );
         }
@@ -430,12 +729,20 @@ impl Results {
     /// `fits.csv`.
     pub fn fits_csv(&self) -> String {
         let mut s = String::from(
-            "provider,mode,op,ours_a_us,ours_b,ours_r2,raw_a_us,raw_b,raw_r2,b_unit\n",
+            "provider,mode,op,x_from,x_to,ours_a_us,ours_b,ours_r2,ours_max_rel_residual,ours_problems,\
+             raw_a_us,raw_b,raw_r2,raw_max_rel_residual,raw_problems,b_unit\n",
         );
         for f in self.fits() {
             let p = |l: &Option<Line>| match l {
-                Some(l) => format!("{},{},{}", l.a, l.b, l.r2),
-                None => ",,".into(),
+                Some(l) => format!(
+                    "{},{},{},{},{}",
+                    l.a,
+                    l.b,
+                    l.r2,
+                    l.max_rel_residual,
+                    csv_field(&l.problems().join("; "))
+                ),
+                None => ",,,,".into(),
             };
             let unit = if f.op == op::BOUNDARY {
                 "us/target"
@@ -444,10 +751,12 @@ impl Results {
             };
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{}",
                 csv_field(&f.provider),
                 f.mode,
                 f.op,
+                f.xs.first().copied().unwrap_or(0),
+                f.xs.last().copied().unwrap_or(0),
                 p(&f.ours),
                 p(&f.raw),
                 unit
@@ -456,34 +765,72 @@ impl Results {
         s
     }
 
-    /// A markdown summary of the ratios (pasted into docs/performance.md).
+    /// A markdown summary (pasted into docs/performance.md): per provider,
+    /// the mode comparison, then one table per mode.
     pub fn markdown(&self) -> String {
         let mut s = String::new();
         for prov in self.providers() {
             let modes = self.modes_of(&prov);
-            let _ = writeln!(s, "\n#### {prov}\n");
-            let _ = write!(s, "| metric |");
-            for m in &modes {
-                let _ = write!(s, " {m}: ours | raw | x raw |");
-            }
-            let _ = writeln!(s);
-            let _ = write!(s, "|---|");
-            for _ in &modes {
-                let _ = write!(s, "---:|---:|---:|");
-            }
-            let _ = writeln!(s);
-            for (label, o, size, param) in self.table_rows(&prov) {
-                let _ = write!(s, "| {label} |");
+            let _ = writeln!(s, "\n### {prov}\n");
+            let rows = self.mode_rows(&prov);
+            if modes.len() > 1 && !rows.is_empty() {
+                let _ = writeln!(s, "Which mode for which work (ours, median [min-max]):\n");
+                let _ = write!(s, "| work | metric, caller |");
                 for m in &modes {
-                    let [a, b, c] = self.cells(&prov, m, o, size, param);
-                    let _ = write!(s, " {a} | {b} | {c} |");
+                    let _ = write!(s, " {m} |");
+                }
+                let _ = writeln!(s, " suits |");
+                let _ = write!(s, "|---|---|");
+                for _ in &modes {
+                    let _ = write!(s, "---:|");
+                }
+                let _ = writeln!(s, "---|");
+                for r in &rows {
+                    let _ = write!(s, "| {} | {} |", r.kind, r.label);
+                    for c in &r.cells {
+                        let _ = write!(s, " {} |", spread_text(*c));
+                    }
+                    let _ = writeln!(s, " {} |", self.suits(&modes, r));
                 }
                 let _ = writeln!(s);
+                for line in self.kind_summary(&modes, &rows) {
+                    let _ = writeln!(s, "- {line}");
+                }
+            }
+            for m in &modes {
+                let shown = self.shown(&prov, m);
+                if shown.is_empty() {
+                    continue;
+                }
+                let _ = writeln!(
+                    s,
+                    "\n#### {prov}, {m} (load at job start: {})\n",
+                    self.load_of(&prov, m)
+                );
+                let _ = writeln!(
+                    s,
+                    "| metric | caller | ours med [min-max] | floor med [min-max] | floor (raw libfabric) | x floor [min-max] | |"
+                );
+                let _ = writeln!(s, "|---|---|---:|---:|---|---:|---|");
+                for r in shown {
+                    let c = self.cells(r);
+                    let _ = writeln!(s, "| {} |", c.join(" | "));
+                }
             }
         }
         s
     }
 }
+
+/// What the table's columns mean.
+pub const LEGEND: &str = "
+Columns: ours and floor are the median [min-max] over the rounds (time per operation in us, or
+MB/s / Mops for windows); 'floor' names the raw-libfabric operation measured in the same rounds
+(same processes, same fi_info, taking turns); 'x floor' = our time / the floor's, computed round by
+round, median [min-max]; 'no difference' = that range contains 1.0. Callers: 'rt main' = runtime-shim
+call from the main thread; 'rt task' = runtime-shim call inside rt.spawn (a pinned worker with its
+own transmit context); 'comm task' = comm-ofi/amhandler call inside a task (the layer below the API).
+";
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -495,101 +842,216 @@ fn csv_field(s: &str) -> String {
 
 /// Whether a unit is "higher is better".
 pub fn is_throughput(u: Unit) -> bool {
-    matches!(u, Unit::MBps | Unit::Mops)
+    u.is_throughput()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::Point;
 
-    fn row(imp: Impl, rec: Record) -> Row {
+    fn rec(
+        subject: Subject,
+        point: u32,
+        op: &str,
+        size: u64,
+        unit: Unit,
+        rounds: &[f64],
+    ) -> Record {
+        Record {
+            subject,
+            point,
+            op: op.into(),
+            size,
+            param: if unit == Unit::Us { 1 } else { 64 },
+            unit,
+            samples: 10,
+            rounds: rounds.to_vec(),
+            note: if subject.is_floor() {
+                "fi_writemsg+wait".into()
+            } else {
+                "rt.put".into()
+            },
+        }
+    }
+
+    fn row(mode: &str, job: usize, r: Record) -> Row {
         Row {
             provider: "shm".into(),
-            mode: "message-order".into(),
-            imp,
-            rec,
+            mode: mode.into(),
+            job,
+            rec: r,
         }
     }
 
-    fn pt(us: f64) -> Point {
-        Point {
-            median_us: us,
-            min_us: us,
-            samples: 10,
-            ops: 10,
-        }
-    }
-
-    #[test]
-    fn ratios_pair_with_the_right_floor() {
+    fn results() -> Results {
         let mut r = Results {
-            matrix: vec![("shm".into(), "message-order".into())],
+            matrix: vec![
+                ("shm".into(), "message-order".into()),
+                ("shm".into(), "delivery-complete".into()),
+            ],
+            jobs: vec![JobInfo::default(), JobInfo::default()],
             ..Default::default()
         };
+        let mo = "message-order";
+        // PUT 8 B: ours 3 vs floor 2 in every round -> 1.5x, slower.
         r.rows.push(row(
-            Impl::Raw,
-            Record::latency(Impl::Raw, op::PUT_LAT, 8, 1, pt(2.0), ""),
+            mo,
+            0,
+            rec(Subject::Raw, 0, op::PUT_LAT, 8, Unit::Us, &[2.0, 2.0, 2.0]),
         ));
         r.rows.push(row(
-            Impl::Ours,
-            Record::latency(Impl::Ours, op::PUT_LAT, 8, 1, pt(3.0), ""),
+            mo,
+            0,
+            rec(
+                Subject::RtTask,
+                0,
+                op::PUT_LAT,
+                8,
+                Unit::Us,
+                &[3.0, 3.0, 3.0],
+            ),
+        ));
+        // Same point, main thread: straddles 1 -> no difference.
+        r.rows.push(row(
+            mo,
+            0,
+            rec(
+                Subject::RtMain,
+                0,
+                op::PUT_LAT,
+                8,
+                Unit::Us,
+                &[1.0, 3.0, 2.0],
+            ),
+        ));
+        // Bandwidth: time per op 2 us for 4096 B -> 2048 MB/s.
+        r.rows.push(row(
+            mo,
+            0,
+            rec(
+                Subject::Raw,
+                1,
+                op::PUT_BW,
+                4096,
+                Unit::MBps,
+                &[1.0, 1.0, 1.0],
+            ),
         ));
         r.rows.push(row(
-            Impl::Raw,
-            Record::latency(Impl::Raw, op::PINGPONG, 8, 1, pt(4.0), ""),
+            mo,
+            0,
+            rec(
+                Subject::RtTask,
+                1,
+                op::PUT_BW,
+                4096,
+                Unit::MBps,
+                &[2.0, 2.0, 2.0],
+            ),
+        ));
+        // The other mode, its own job: PUT 8 B much slower.
+        let dc = "delivery-complete";
+        r.rows.push(row(
+            dc,
+            1,
+            rec(Subject::Raw, 0, op::PUT_LAT, 8, Unit::Us, &[9.0, 9.0, 9.0]),
         ));
         r.rows.push(row(
-            Impl::Ours,
-            Record::latency(Impl::Ours, op::ON_STMT, 0, 1, pt(10.0), ""),
+            dc,
+            1,
+            rec(
+                Subject::RtTask,
+                0,
+                op::PUT_LAT,
+                8,
+                Unit::Us,
+                &[10.0, 11.0, 12.0],
+            ),
         ));
-        r.rows.push(row(
-            Impl::Ours,
-            Record::latency(Impl::Ours, op::AMO, 8, 1, pt(8.0), "via-am"),
-        ));
-        r.rows.push(row(
-            Impl::Raw,
-            Record::bandwidth(Impl::Raw, op::PUT_BW, 4096, 64, pt(64.0), ""),
-        ));
-        r.rows.push(row(
-            Impl::Ours,
-            Record::bandwidth(Impl::Ours, op::PUT_BW, 4096, 64, pt(128.0), ""),
-        ));
-        let ratio = |i: usize| r.ratio(&r.rows[i]).unwrap();
-        assert!((ratio(1) - 1.5).abs() < 1e-12);
-        assert!((ratio(3) - 2.5).abs() < 1e-12);
-        assert!((ratio(4) - 2.0).abs() < 1e-12);
-        assert!((ratio(6) - 2.0).abs() < 1e-12);
-        assert!(r.ratio(&r.rows[0]).is_none());
-        let t = r.table();
-        assert!(t.contains("1.50x") && t.contains("2.50x"), "{t}");
-        assert!(r.csv().lines().count() == 8);
-        assert!(r
-            .markdown()
-            .contains("| PUT 8 B (us) | 3.00 | 2.00 | 1.50x |"));
+        r
     }
 
     #[test]
-    fn fits_come_out_per_mode_and_op() {
+    fn ratios_pair_rounds_with_the_same_points_floor() {
+        let r = results();
+        let ratio = |i: usize| r.ratio(&r.rows[i]).unwrap();
+        assert_eq!(ratio(1).med, 1.5);
+        assert_eq!(Verdict::of(ratio(1)), Verdict::Slower);
+        let main = ratio(2);
+        assert_eq!((main.lo, main.hi), (0.5, 1.5));
+        assert_eq!(Verdict::of(main), Verdict::NoDifference);
+        assert_eq!(ratio(4).med, 2.0);
+        // The DC row pairs with the DC job's floor, not the other job's.
+        assert!((ratio(6).med - 11.0 / 9.0).abs() < 1e-12);
+        assert!(r.ratio(&r.rows[0]).is_none());
+        let v = Results::value(&r.rows[4]).unwrap();
+        assert_eq!(v.med, 2048.0);
+    }
+
+    #[test]
+    fn table_names_every_floor_and_flags_no_difference() {
+        let r = results();
+        let t = r.table();
+        assert!(t.contains("fi_writemsg+wait"), "{t}");
+        assert!(t.contains("1.50x [1.50-1.50]"), "{t}");
+        assert!(t.contains("no difference"), "{t}");
+        assert_eq!(r.csv().lines().count(), 1 + r.rows.len());
+        assert!(r.markdown().contains("| PUT 8 B (us) | rt task |"));
+    }
+
+    #[test]
+    fn modes_are_compared_with_clear_ranges_only() {
+        let r = results();
+        let rows = r.mode_rows("shm");
+        let put = rows
+            .iter()
+            .find(|m| m.label.starts_with("PUT 8 B (us)"))
+            .unwrap();
+        // message-order 3 [3-3] vs delivery-complete 11 [10-12]: clear.
+        assert_eq!(put.best, Some((0, true)));
+        assert!((put.factor - 11.0 / 3.0).abs() < 1e-12);
+        let t = r.modes_table();
+        assert!(t.contains("message-order (3.7x)"), "{t}");
+        assert!(
+            t.contains("PUT-heavy: message-order clearly faster on 1 of"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn negative_fits_are_never_unflagged() {
         let mut r = Results {
             matrix: vec![("tcp;ofi_rxm".into(), "message-order".into())],
+            jobs: vec![JobInfo::default()],
             ..Default::default()
         };
-        for s in [8u64, 64, 512, 4096] {
-            for (imp, a) in [(Impl::Raw, 2.0), (Impl::Ours, 3.0)] {
-                let y = a + 0.001 * s as f64;
+        // Task end falling with k: a negative slope, and a line through
+        // zero at k = 0 (intercept < 0) for ours.
+        for (k, (o, f)) in [
+            (1u64, (5.0, 2.0)),
+            (2, (3.0, 3.0)),
+            (3, (1.0, 4.0)),
+            (4, (0.2, 5.0)),
+        ] {
+            for (s, v) in [(Subject::Raw, f), (Subject::RtTask, o)] {
+                let mut x = rec(s, k as u32, op::BOUNDARY, 8, Unit::Us, &[v]);
+                x.param = k;
+                x.note = "k reads".into();
                 r.rows.push(Row {
                     provider: "tcp;ofi_rxm".into(),
                     mode: "message-order".into(),
-                    imp,
-                    rec: Record::latency(imp, op::PUT_LAT, s, 1, pt(y), ""),
+                    job: 0,
+                    rec: x,
                 });
             }
         }
         let f = r.fits();
         assert_eq!(f.len(), 1);
-        assert!((f[0].ours.unwrap().a - 3.0).abs() < 1e-9);
-        assert!(r.fits_table().contains("1.50x"));
+        let t = r.fits_table();
+        assert!(t.contains("slope < 0"), "{t}");
+        // No ratio for a flagged fit.
+        let row = t.lines().find(|l| l.starts_with("tcp;ofi_rxm")).unwrap();
+        assert!(row.contains("|      -      - | ours: slope < 0"), "{row}");
         assert!(r.fits_csv().starts_with("provider,"));
     }
 }

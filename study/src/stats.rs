@@ -68,6 +68,54 @@ pub fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// Centre and range of a few values (the rounds of a point, or ratios of
+/// paired rounds): median, smallest, largest.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// Median.
+    pub med: f64,
+    /// Smallest value.
+    pub lo: f64,
+    /// Largest value.
+    pub hi: f64,
+}
+
+impl Spread {
+    /// The spread of `v`; `None` when empty or not finite.
+    pub fn of(v: &[f64]) -> Option<Spread> {
+        if v.is_empty() || v.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        let mut w = v.to_vec();
+        let med = median(&mut w);
+        Some(Spread {
+            med,
+            lo: w[0],
+            hi: w[w.len() - 1],
+        })
+    }
+
+    /// `f` applied to each bound (an order-reversing `f`, like 1/x, swaps them).
+    pub fn map(self, f: impl Fn(f64) -> f64) -> Spread {
+        let (a, b) = (f(self.lo), f(self.hi));
+        Spread {
+            med: f(self.med),
+            lo: a.min(b),
+            hi: a.max(b),
+        }
+    }
+
+    /// Whether the range contains `x`.
+    pub fn contains(self, x: f64) -> bool {
+        self.lo <= x && x <= self.hi
+    }
+
+    /// Whether the two ranges share a value.
+    pub fn overlaps(self, o: Spread) -> bool {
+        self.lo <= o.hi && o.lo <= self.hi
+    }
+}
+
 /// Measures `op` (one operation per call) back to back in batches.
 pub fn measure(budget: Budget, mut op: impl FnMut() -> Res<()>) -> Res<Point> {
     // Warm-up (pages touched, connections made, caches warm) that also
@@ -160,6 +208,19 @@ mod tests {
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
         assert_eq!(median(&mut []), 0.0);
+    }
+
+    #[test]
+    fn spread_is_median_and_range() {
+        let s = Spread::of(&[3.0, 1.0, 2.0, 10.0, 4.0]).unwrap();
+        assert_eq!((s.med, s.lo, s.hi), (3.0, 1.0, 10.0));
+        assert!(s.contains(1.0) && !s.contains(0.5));
+        let inv = s.map(|x| 1.0 / x);
+        assert_eq!((inv.lo, inv.hi), (0.1, 1.0));
+        assert!(Spread::of(&[]).is_none());
+        assert!(Spread::of(&[f64::NAN]).is_none());
+        let other = Spread::of(&[11.0, 12.0]).unwrap();
+        assert!(!s.overlaps(other) && other.overlaps(Spread::of(&[11.5]).unwrap()));
     }
 
     #[test]
