@@ -138,6 +138,7 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
         block_wait,
     );
 
+    am.reserve_buffers()?;
     comm.take_over_progress();
     comm.set_min_multi_recv(min_multi_recv)?;
     for i in 0..2 {
