@@ -27,6 +27,9 @@ static INIT: parking_lot::Mutex<bool> = parking_lot::Mutex::new(false);
 /// Name of the internal body that applies a batch of atomics (unordered AMOs
 /// on types the provider does not do natively).
 const AMO_BATCH: &str = "pgas-shim.amo-batch";
+/// Name of the internal body that checks a range against the target's live
+/// allocations (`PGAS_CHECK=1`).
+const CHECK_RANGE: &str = "pgas-shim.check-range";
 /// Whether native atomics are always issued in their fetching form (the
 /// result of a non-fetching one dropped). Was an interim workaround while
 /// comm-ofi did not prove native non-fetching AMOs visible at boundaries; it
@@ -43,6 +46,10 @@ pub struct ShimConfig {
     pub pin: bool,
     /// `PGAS_BARRIER`: `put` (default) or `oob`.
     pub barrier: BarrierKind,
+    /// `PGAS_CHECK`: check every PUT/GET/atomic range against the target's
+    /// live allocations (default off; a debug mode, one extra round trip
+    /// per remote operation).
+    pub check: bool,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -71,6 +78,20 @@ impl ShimConfig {
                 }
             },
         };
+        let check = match lookup("PGAS_CHECK") {
+            None => false,
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => true,
+                "0" | "false" | "no" | "off" => false,
+                _ => {
+                    return Err(Error::Env {
+                        var: "PGAS_CHECK",
+                        value: v,
+                        reason: "expected 1/0, true/false, yes/no or on/off".into(),
+                    })
+                }
+            },
+        };
         let barrier = match lookup("PGAS_BARRIER") {
             None => BarrierKind::Put,
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
@@ -85,7 +106,11 @@ impl ShimConfig {
                 }
             },
         };
-        Ok(ShimConfig { pin, barrier })
+        Ok(ShimConfig {
+            pin,
+            barrier,
+            check,
+        })
     }
 }
 
@@ -190,6 +215,7 @@ impl Builder {
             Arc::new(CommHooks { comm: comm.clone() }),
         )?;
         let amo_batch = self.registry.register(AMO_BATCH, amo_batch_body)?;
+        let check_range = self.registry.register(CHECK_RANGE, check_range_body)?;
         let am = match amhandler::start_with(
             comm.clone(),
             amhandler::Options {
@@ -215,6 +241,7 @@ impl Builder {
             cores,
             native,
             amo_batch,
+            check_range,
             detached: Group::new(),
             finalizing: AtomicBool::new(false),
             finalized: AtomicBool::new(false),
@@ -307,6 +334,24 @@ fn amo_batch_body(ctx: &amhandler::Ctx<'_>, args: &[u8]) -> Vec<u8> {
         }
     }
     Vec::new()
+}
+
+/// `PGAS_CHECK=1`: whether `len` bytes at `addr` lie in one live allocation
+/// of this locale's program (runs in the handler); empty reply = yes, else
+/// what is wrong.
+fn check_range_body(ctx: &amhandler::Ctx<'_>, args: &[u8]) -> Vec<u8> {
+    let word = |i: usize| {
+        args.get(8 * i..8 * i + 8)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_le_bytes)
+    };
+    match (word(0), word(1)) {
+        (Some(addr), Some(len)) => match ctx.am().comm().heap().check_live(addr, len as usize) {
+            Ok(()) => Vec::new(),
+            Err(why) => why.into_bytes(),
+        },
+        _ => format!("garbled range check from locale {}", ctx.caller()).into_bytes(),
+    }
 }
 
 /// The MCM boundaries and flushes, for the worker pool.
@@ -602,6 +647,7 @@ pub struct Runtime {
     cores: Option<Vec<usize>>,
     native: [bool; 10],
     amo_batch: FnId,
+    check_range: FnId,
     detached: Group,
     finalizing: AtomicBool,
     finalized: AtomicBool,
@@ -767,7 +813,9 @@ impl Runtime {
                 len: n as u64,
                 reason: "element count times element size overflows".into(),
             })?;
-        let a = self.comm.alloc(bytes, std::mem::align_of::<T>().max(64))?;
+        let a = self
+            .comm
+            .alloc_user(bytes, std::mem::align_of::<T>().max(64))?;
         Ok(GlobalPtr::from_addr(a))
     }
 
@@ -780,26 +828,49 @@ impl Runtime {
     /// where (a distributed array's storage). Zeroed.
     pub fn alloc_all<T: Pod>(&self, n: usize) -> Result<Dist<T>> {
         self.check_open()?;
-        let mine = self.alloc::<T>(n);
-        if let Ok(p) = &mine {
-            let zero = vec![0u8; n * std::mem::size_of::<T>()];
-            self.comm.put(p.global_addr(), &zero)?;
+        self.alloc_all_part(n, Ok(()))
+    }
+
+    /// [`Runtime::alloc_all`] where this locale's part may already have
+    /// failed (a bad argument of a C caller): it still takes part, so every
+    /// locale returns an error instead of some waiting forever.
+    pub(crate) fn alloc_all_part<T: Pod>(&self, n: usize, part: Result<()>) -> Result<Dist<T>> {
+        let mine = part.and_then(|()| self.alloc::<T>(n));
+        // Each locale's address (0: its part failed), then its message.
+        let mut contribution = Vec::with_capacity(8);
+        match &mine {
+            Ok(p) => {
+                let bytes = n * std::mem::size_of::<T>();
+                // SAFETY: a fresh allocation of `bytes` bytes in this
+                // locale's registered heap, not yet known to anyone else.
+                unsafe { std::ptr::write_bytes(p.addr() as *mut u8, 0, bytes) };
+                contribution.extend_from_slice(&p.addr().to_le_bytes());
+            }
+            Err(e) => {
+                contribution.extend_from_slice(&0u64.to_le_bytes());
+                let msg = e.to_string();
+                contribution.extend_from_slice(&msg.as_bytes()[..msg.len().min(1024)]);
+            }
         }
-        let word = mine.as_ref().map(|p| p.addr()).unwrap_or(0);
         let all = self
             .comm
             .oob()
-            .allgather(&word.to_le_bytes())
+            .allgather(&contribution)
             .map_err(comm_ofi::Error::from)?;
         let mine = mine?;
         let mut ptrs = Vec::with_capacity(all.len());
         for (l, a) in all.iter().enumerate() {
-            let w = u64::from_le_bytes(a.as_slice().try_into().unwrap_or([0; 8]));
+            let w = a
+                .get(..8)
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, u64::from_le_bytes);
             if w == 0 {
                 self.free(mine)?;
-                return Err(Error::State(format!(
-                    "collective allocation of {n} elements failed on locale {l}"
-                )));
+                return Err(Error::Collective {
+                    op: "alloc_all",
+                    locale: l as Locale,
+                    reason: String::from_utf8_lossy(a.get(8..).unwrap_or_default()).into_owned(),
+                });
             }
             ptrs.push(GlobalPtr::new(l as Locale, w));
         }
@@ -817,12 +888,14 @@ impl Runtime {
     /// Blocking PUT of `src` to `dst` (`src` may be reused on return).
     pub fn put<T: Pod>(&self, dst: GlobalPtr<T>, src: &[T]) -> Result<()> {
         self.check_open()?;
+        self.check_live("PUT", dst.global_addr(), std::mem::size_of_val(src))?;
         Ok(self.comm.put(dst.global_addr(), as_bytes(src))?)
     }
 
     /// Blocking GET of `dst.len()` elements from `src`.
     pub fn get<T: Pod>(&self, dst: &mut [T], src: GlobalPtr<T>) -> Result<()> {
         self.check_open()?;
+        self.check_live("GET", src.global_addr(), std::mem::size_of_val(dst))?;
         Ok(self.comm.get(as_bytes_mut(dst), src.global_addr())?)
     }
 
@@ -841,6 +914,7 @@ impl Runtime {
     /// Non-blocking PUT.
     pub fn put_nb<'a, T: Pod>(&'a self, dst: GlobalPtr<T>, src: &'a [T]) -> Result<NbHandle<'a>> {
         self.check_open()?;
+        self.check_live("PUT", dst.global_addr(), std::mem::size_of_val(src))?;
         Ok(NbHandle {
             inner: self.comm.put_nb(dst.global_addr(), as_bytes(src))?,
         })
@@ -853,6 +927,7 @@ impl Runtime {
         src: GlobalPtr<T>,
     ) -> Result<NbHandle<'a>> {
         self.check_open()?;
+        self.check_live("GET", src.global_addr(), std::mem::size_of_val(dst))?;
         Ok(NbHandle {
             inner: self.comm.get_nb(as_bytes_mut(dst), src.global_addr())?,
         })
@@ -912,6 +987,11 @@ impl Runtime {
         else {
             return Ok(());
         };
+        self.check_live(
+            "strided PUT",
+            dst.global_addr(),
+            plan.remote_extent as usize,
+        )?;
         let bytes = as_bytes(src);
         let mut window = VecDeque::with_capacity(STRIDED_WINDOW);
         for (l, r) in plan.offsets() {
@@ -951,6 +1031,11 @@ impl Runtime {
         else {
             return Ok(());
         };
+        self.check_live(
+            "strided GET",
+            src.global_addr(),
+            plan.remote_extent as usize,
+        )?;
         let total = plan
             .chunk
             .checked_mul(plan.chunks)
@@ -987,6 +1072,10 @@ impl Runtime {
         if bytes.len() > unordered::MAX_BYTES {
             return self.put(dst, src);
         }
+        // Checked now, so that a bad address is this call's error rather
+        // than the later fence's.
+        self.comm.check_range(dst.global_addr(), bytes.len())?;
+        self.check_live("unordered PUT", dst.global_addr(), bytes.len())?;
         if unordered::push(unordered::Op::Put {
             dst: dst.global_addr(),
             data: bytes.to_vec(),
@@ -1033,12 +1122,14 @@ impl Runtime {
                 ),
             });
         }
+        self.comm.check_range(src.global_addr(), len)?;
+        self.check_live("unordered GET", src.global_addr(), len)?;
+        self.check_live("unordered GET", dst.global_addr(), len)?;
         if len > unordered::MAX_BYTES {
             let mut tmp = vec![0u8; len];
             self.comm.get(&mut tmp, src.global_addr())?;
             return Ok(self.comm.put(dst.global_addr(), &tmp)?);
         }
-        self.check_locale(src.locale())?;
         if unordered::push(unordered::Op::Get {
             dst: dst.global_addr(),
             src: src.global_addr(),
@@ -1081,6 +1172,7 @@ impl Runtime {
         if !amhandler::cpu_amo::valid(ty, aop) {
             return Err(Error::BadAtomic { ty, op: aop });
         }
+        self.check_live("atomic", target, ty.size())?;
         let operand = if op == AtomicOp::Sub {
             negate_bits(ty, operand)
         } else {
@@ -1123,15 +1215,10 @@ impl Runtime {
         if !amhandler::cpu_amo::valid(ty, aop) {
             return Err(Error::BadAtomic { ty, op: aop });
         }
-        self.check_locale(target.locale)?;
-        if target.addr % ty.size() as u64 != 0 {
-            return Err(Error::Comm(comm_ofi::Error::Misaligned {
-                locale: target.locale,
-                addr: target.addr,
-                align: ty.size(),
-                what: "unordered atomic",
-            }));
-        }
+        // The heap range and alignment now, so that a bad address is this
+        // call's error rather than the later fence's.
+        self.comm.check_atomic_target(target, ty)?;
+        self.check_live("unordered atomic", target, ty.size())?;
         let operand = if op == AtomicOp::Sub {
             negate_bits(ty, operand)
         } else {
@@ -1277,18 +1364,70 @@ impl Runtime {
 
     /// Job-wide barrier: every store issued before it (by tasks that ended
     /// or by the caller) is visible after it. Called by one task per locale.
+    /// If any locale's part fails (its unordered operations, its stores),
+    /// every locale gets an error (see [`Error::Collective`]).
     pub fn barrier(&self) -> Result<()> {
         self.check_open()?;
-        unordered::flush(self)?;
+        self.barrier_part("barrier", Ok(()))
+    }
+
+    /// The barrier of collective `op`, agreeing on whether some locale's
+    /// part failed (`part` is this locale's).
+    pub(crate) fn barrier_part(&self, op: &'static str, part: Result<()>) -> Result<()> {
+        let part = part.and_then(|()| unordered::flush(self));
         let pool = &self.pool;
         self.coll
-            .barrier(&self.comm, &|c: &dyn Fn() -> bool| pool.wait_until(c))
+            .barrier(&self.comm, op, part, &|c: &dyn Fn() -> bool| {
+                pool.wait_until(c)
+            })
     }
 
     /// Collective: `data` of locale 0 on every locale (ignored elsewhere).
+    /// If it fails anywhere (the root's heap cannot hold a copy, ...),
+    /// every locale gets an error.
     pub fn broadcast_bytes(&self, data: &[u8]) -> Result<Vec<u8>> {
         self.check_open()?;
-        self.coll.broadcast(&self.comm, data, &|| self.barrier())
+        self.broadcast_part(data, Ok(()))
+    }
+
+    /// [`Runtime::broadcast_bytes`] where this locale's part may already
+    /// have failed (a bad argument of a C caller): it still takes part.
+    pub(crate) fn broadcast_part(&self, data: &[u8], part: Result<()>) -> Result<Vec<u8>> {
+        self.coll.broadcast(&self.comm, data, part, &|p| {
+            self.barrier_part("broadcast", p)
+        })
+    }
+
+    /// `PGAS_CHECK=1`: fails unless `len` bytes at `at` lie in one live
+    /// allocation of the program on that locale, checked against that
+    /// locale's allocation table (a fast AM when it is remote).
+    fn check_live(&self, what: &str, at: GlobalAddr, len: usize) -> Result<()> {
+        if !self.cfg.check || len == 0 {
+            return Ok(());
+        }
+        self.check_locale(at.locale)?;
+        let why = if at.locale == self.here() {
+            match self.comm.heap().check_live(at.addr, len) {
+                Ok(()) => return Ok(()),
+                Err(why) => why,
+            }
+        } else {
+            let mut args = [0u8; 16];
+            args[..8].copy_from_slice(&at.addr.to_le_bytes());
+            args[8..].copy_from_slice(&(len as u64).to_le_bytes());
+            let r = self
+                .am
+                .execute_on_fast(at.locale, self.check_range, &args)?;
+            if r.is_empty() {
+                return Ok(());
+            }
+            String::from_utf8_lossy(&r).into_owned()
+        };
+        Err(Error::BadAddress {
+            locale: at.locale,
+            addr: at.addr,
+            reason: format!("PGAS_CHECK: {what} of {len} bytes: {why}"),
+        })
     }
 
     /// Collective: locale 0's `v` on every locale.
