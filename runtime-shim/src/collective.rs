@@ -317,10 +317,9 @@ impl Collectives {
             if let Some(c) = large_copy {
                 comm.free(c)?;
             }
-            if out.is_err() {
-                return out;
-            }
+            let v = out?;
             agreed?;
+            return Ok(v);
         }
         out
     }

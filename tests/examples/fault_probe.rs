@@ -107,7 +107,7 @@ fn victim_fault(fault: &str) {
         "panic" => panic!("fault_probe: locale 1 panics on purpose"),
         "stop" => {
             let pid = std::process::id();
-            std::process::Command::new("sh")
+            let mut helper = std::process::Command::new("sh")
                 .args(["-c", &format!("sleep {STOP_FOR}; kill -CONT {pid}")])
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
@@ -118,6 +118,7 @@ fn victim_fault(fault: &str) {
             unsafe {
                 libc::raise(libc::SIGSTOP);
             }
+            let _ = helper.wait();
         }
         other => panic!("unknown fault {other:?}"),
     }
@@ -207,23 +208,22 @@ fn fault(rt: &'static Runtime, fault: &str, point: &str) -> R {
         rt.put_value(word.add(5), 0xfeed).map_err(e)?;
     }
     rt.barrier().map_err(e)?;
-    let counted;
-    if rt.here() == VICTIM {
+    let counted = if rt.here() == VICTIM {
         // Let the others get going against us.
         std::thread::sleep(Duration::from_millis(300));
         victim_fault(fault);
         // Back (only a stopped victim): tell the others.
         rt.put_value(word.add(7), 1).map_err(e)?;
-        counted = 0;
+        0
     } else {
-        counted = match survivor(rt, point, word) {
+        match survivor(rt, point, word) {
             Ok(n) => n,
             Err(msg) => {
                 eprintln!("fault_probe survivor error: locale {}: {msg}", rt.here());
                 std::process::exit(1);
             }
-        };
-    }
+        }
+    };
     // Only a stopped-and-continued victim gets here with its peers (who
     // are in, or past, the barrier of point `barrier`).
     if point != "barrier" || rt.here() == VICTIM {
