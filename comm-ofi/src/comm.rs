@@ -49,11 +49,12 @@ impl GlobalAddr {
     pub fn new(locale: Locale, addr: u64) -> GlobalAddr {
         GlobalAddr { locale, addr }
     }
-    /// The address `bytes` further on.
+    /// The address `bytes` further on (wrapping: an address that left the
+    /// heap is refused by the operation that uses it, never a panic).
     pub fn offset(self, bytes: u64) -> GlobalAddr {
         GlobalAddr {
             locale: self.locale,
-            addr: self.addr + bytes,
+            addr: self.addr.wrapping_add(bytes),
         }
     }
 }

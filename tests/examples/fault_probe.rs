@@ -10,7 +10,8 @@
 //! `kill` (SIGKILL), `segv` (SIGSEGV), `panic` (panics in main), `stop`
 //! (SIGSTOP for 3 s, then SIGCONT from a helper process). Every fault but
 //! `stop` must fail the job naming locale 1; `stop` must be survived with
-//! correct answers (`fault_probe stop:POINT ok`). A survivor whose operation
+//! correct answers (`fault_probe stop:POINT ok`). The victim says when it
+//! faults (`fault_probe: locale 1 faults (F) at unix ms T`). A survivor whose operation
 //! fails prints `fault_probe survivor error: ...` (the error must name the
 //! locale) and exits 1.
 //!
@@ -211,6 +212,11 @@ fn fault(rt: &'static Runtime, fault: &str, point: &str) -> R {
     let counted = if rt.here() == VICTIM {
         // Let the others get going against us.
         std::thread::sleep(Duration::from_millis(300));
+        // When, so the test can tell how long the job took to notice.
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        eprintln!("fault_probe: locale 1 faults ({fault}) at unix ms {ms}");
         victim_fault(fault);
         // Back (only a stopped victim): tell the others.
         rt.put_value(word.add(7), 1).map_err(e)?;
