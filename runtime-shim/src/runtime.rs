@@ -64,34 +64,22 @@ impl ShimConfig {
 
     /// Reads the knobs through `lookup` (tests pass a map).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<ShimConfig> {
-        let pin = match lookup("PGAS_PIN") {
-            None => true,
-            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-                "1" | "true" | "yes" | "on" => true,
-                "0" | "false" | "no" | "off" => false,
-                _ => {
-                    return Err(Error::Env {
-                        var: "PGAS_PIN",
-                        value: v,
-                        reason: "expected 1/0, true/false, yes/no or on/off".into(),
-                    })
-                }
-            },
+        let switch = |var: &'static str, default: bool| -> Result<bool> {
+            let Some(v) = lookup(var) else {
+                return Ok(default);
+            };
+            match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => Ok(true),
+                "0" | "false" | "no" | "off" => Ok(false),
+                _ => Err(Error::Env {
+                    var,
+                    value: v,
+                    reason: "expected 1/0, true/false, yes/no or on/off".into(),
+                }),
+            }
         };
-        let check = match lookup("PGAS_CHECK") {
-            None => false,
-            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-                "1" | "true" | "yes" | "on" => true,
-                "0" | "false" | "no" | "off" => false,
-                _ => {
-                    return Err(Error::Env {
-                        var: "PGAS_CHECK",
-                        value: v,
-                        reason: "expected 1/0, true/false, yes/no or on/off".into(),
-                    })
-                }
-            },
-        };
+        let pin = switch("PGAS_PIN", true)?;
+        let check = switch("PGAS_CHECK", false)?;
         let barrier = match lookup("PGAS_BARRIER") {
             None => BarrierKind::Put,
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
@@ -1487,6 +1475,15 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("PGAS_PIN") && e.contains("maybe"), "{e}");
+        let e = ShimConfig::from_lookup(|k| (k == "PGAS_CHECK").then(|| "maybe".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("PGAS_CHECK") && e.contains("maybe"), "{e}");
+        assert!(
+            ShimConfig::from_lookup(|k| (k == "PGAS_CHECK").then(|| " ON".into()))
+                .unwrap()
+                .check
+        );
         let e = ShimConfig::from_lookup(|k| (k == "PGAS_BARRIER").then(|| "tree".into()))
             .unwrap_err()
             .to_string();
