@@ -27,9 +27,6 @@ static INIT: parking_lot::Mutex<bool> = parking_lot::Mutex::new(false);
 /// Name of the internal body that applies a batch of atomics (unordered AMOs
 /// on types the provider does not do natively).
 const AMO_BATCH: &str = "pgas-shim.amo-batch";
-/// Name of the internal body that checks a range against the target's live
-/// allocations (`PGAS_CHECK=1`).
-const CHECK_RANGE: &str = "pgas-shim.check-range";
 /// Whether native atomics are always issued in their fetching form (the
 /// result of a non-fetching one dropped). Was an interim workaround while
 /// comm-ofi did not prove native non-fetching AMOs visible at boundaries; it
@@ -203,7 +200,7 @@ impl Builder {
             Arc::new(CommHooks { comm: comm.clone() }),
         )?;
         let amo_batch = self.registry.register(AMO_BATCH, amo_batch_body)?;
-        let check_range = self.registry.register(CHECK_RANGE, check_range_body)?;
+        let check_range = crate::check::register(&self.registry)?;
         let am = match amhandler::start_with(
             comm.clone(),
             amhandler::Options {
@@ -322,24 +319,6 @@ fn amo_batch_body(ctx: &amhandler::Ctx<'_>, args: &[u8]) -> Vec<u8> {
         }
     }
     Vec::new()
-}
-
-/// `PGAS_CHECK=1`: whether `len` bytes at `addr` lie in one live allocation
-/// of this locale's program (runs in the handler); empty reply = yes, else
-/// what is wrong.
-fn check_range_body(ctx: &amhandler::Ctx<'_>, args: &[u8]) -> Vec<u8> {
-    let word = |i: usize| {
-        args.get(8 * i..8 * i + 8)
-            .and_then(|b| b.try_into().ok())
-            .map(u64::from_le_bytes)
-    };
-    match (word(0), word(1)) {
-        (Some(addr), Some(len)) => match ctx.am().comm().heap().check_live(addr, len as usize) {
-            Ok(()) => Vec::new(),
-            Err(why) => why.into_bytes(),
-        },
-        _ => format!("garbled range check from locale {}", ctx.caller()).into_bytes(),
-    }
 }
 
 /// The MCM boundaries and flushes, for the worker pool.
@@ -665,7 +644,7 @@ impl Runtime {
         Ok(())
     }
 
-    fn check_locale(&self, locale: Locale) -> Result<()> {
+    pub(crate) fn check_locale(&self, locale: Locale) -> Result<()> {
         if locale >= self.num_locales() {
             return Err(Error::InvalidLocale {
                 locale: locale as i64,
@@ -724,6 +703,9 @@ impl Runtime {
     }
     pub(crate) fn amo_batch_id(&self) -> FnId {
         self.amo_batch
+    }
+    pub(crate) fn check_range_id(&self) -> FnId {
+        self.check_range
     }
     /// One line: mode, provider, locales, workers, pinning, barrier.
     pub fn describe(&self) -> String {
@@ -1383,38 +1365,6 @@ impl Runtime {
     pub(crate) fn broadcast_part(&self, data: &[u8], part: Result<()>) -> Result<Vec<u8>> {
         self.coll.broadcast(&self.comm, data, part, &|p| {
             self.barrier_part("broadcast", p)
-        })
-    }
-
-    /// `PGAS_CHECK=1`: fails unless `len` bytes at `at` lie in one live
-    /// allocation of the program on that locale, checked against that
-    /// locale's allocation table (a fast AM when it is remote).
-    fn check_live(&self, what: &str, at: GlobalAddr, len: usize) -> Result<()> {
-        if !self.cfg.check || len == 0 {
-            return Ok(());
-        }
-        self.check_locale(at.locale)?;
-        let why = if at.locale == self.here() {
-            match self.comm.heap().check_live(at.addr, len) {
-                Ok(()) => return Ok(()),
-                Err(why) => why,
-            }
-        } else {
-            let mut args = [0u8; 16];
-            args[..8].copy_from_slice(&at.addr.to_le_bytes());
-            args[8..].copy_from_slice(&(len as u64).to_le_bytes());
-            let r = self
-                .am
-                .execute_on_fast(at.locale, self.check_range, &args)?;
-            if r.is_empty() {
-                return Ok(());
-            }
-            String::from_utf8_lossy(&r).into_owned()
-        };
-        Err(Error::BadAddress {
-            locale: at.locale,
-            addr: at.addr,
-            reason: format!("PGAS_CHECK: {what} of {len} bytes: {why}"),
         })
     }
 
