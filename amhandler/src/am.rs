@@ -113,6 +113,17 @@ impl BufPool {
     fn put(&self, a: u64) {
         self.free.push(a);
     }
+
+    /// Allocates the first chunk now, so that the first `chunk` buffers in
+    /// use at once never need the heap (replies still go out when the
+    /// program has filled it).
+    pub(crate) fn reserve(&self, comm: &Comm) -> Result<()> {
+        if self.free.is_empty() {
+            let a = self.get(comm)?;
+            self.put(a);
+        }
+        Ok(())
+    }
 }
 
 /// One locale's AM layer. Create it with [`crate::start`].
@@ -249,6 +260,15 @@ fn into_comm(e: Error) -> comm_ofi::Error {
     }
 }
 
+/// An error text that fits a done slot (inline, no heap needed).
+fn inline_error(msg: String) -> Vec<u8> {
+    let mut end = msg.len().min(wire::SLOT_INLINE);
+    while !msg.is_char_boundary(end) {
+        end -= 1;
+    }
+    msg.as_bytes()[..end].to_vec()
+}
+
 fn bad_locale(locale: Locale, n: Locale) -> Error {
     Error::Comm(comm_ofi::Error::InvalidLocale {
         locale,
@@ -295,6 +315,12 @@ impl Am {
             handlers: Mutex::new(Vec::new()),
             counters: Counters::default(),
         })
+    }
+
+    /// Allocates the first done slots and send buffers (see [`BufPool::reserve`]).
+    pub(crate) fn reserve_buffers(&self) -> Result<()> {
+        self.slots.reserve(&self.comm)?;
+        self.sendbufs.reserve(&self.comm)
     }
 
     pub(crate) fn arc(&self) -> Arc<Am> {
@@ -741,7 +767,16 @@ impl Am {
         let mut h = Header::new(Op::Get, FLAG_BLOCKING, self.here, 0);
         h.a = addr;
         h.b = buf.addr;
-        h.len = dst.len() as u32;
+        h.len = match u32::try_from(dst.len()) {
+            Ok(l) => l,
+            Err(_) => {
+                self.comm.free(buf)?;
+                return Err(Error::TooLarge {
+                    locale,
+                    reason: format!("{}-byte GET exceeds the 4 GiB limit", dst.len()),
+                });
+            }
+        };
         let r = self.call(locale, h, &[]);
         if r.is_ok() {
             // SAFETY: buf holds dst.len() bytes, written by the target before its done.
@@ -837,29 +872,56 @@ impl Am {
         if !h.blocking() {
             return self.finish_nb(h.src, name, r);
         }
-        let (bytes, error) = match r {
+        let (mut bytes, mut error) = match r {
             Ok(b) => (b, false),
             Err(m) => (m.into_bytes(), true),
         };
-        let large = bytes.len() > wire::SLOT_INLINE;
+        // A reply the initiator cannot be given becomes an error reply: the
+        // caller gets an error, the job goes on.
+        if bytes.len() > wire::MAX_REPLY {
+            bytes = inline_error(format!(
+                "the reply of {name:?} on locale {} is {} bytes, over the {}-byte limit of one \
+                 reply",
+                self.here,
+                bytes.len(),
+                wire::MAX_REPLY
+            ));
+            error = true;
+        }
+        // A large reply waits in our heap until the initiator fetched it and
+        // sent Free.
+        let mut large_at = 0;
+        if bytes.len() > wire::SLOT_INLINE {
+            match self.comm.alloc(bytes.len(), 64) {
+                Ok(buf) => {
+                    // SAFETY: fresh heap allocation of bytes.len() bytes.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            bytes.as_ptr(),
+                            buf.addr as *mut u8,
+                            bytes.len(),
+                        )
+                    };
+                    large_at = buf.addr;
+                }
+                Err(e) => {
+                    bytes = inline_error(format!(
+                        "the {}-byte reply of {name:?} does not fit in the registered heap of \
+                         locale {}: {e}",
+                        bytes.len(),
+                        self.here
+                    ));
+                    error = true;
+                }
+            }
+        }
+        let large = large_at != 0;
         let sent = (|| -> Result<()> {
-            // A large reply waits in our heap until the initiator fetched it
-            // and sent Free.
-            let large_at = if large {
-                let buf = self.comm.alloc(bytes.len(), 64)?;
-                // SAFETY: fresh heap allocation of bytes.len() bytes.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.addr as *mut u8, bytes.len())
-                };
-                buf.addr
-            } else {
-                0
-            };
             // MCM: everything the body stored is visible before the 'done'.
             if self.cfg.done == DoneMode::Msg {
                 self.comm.before_done()?;
                 let mut rh = Header::new(Op::Reply, 0, self.here, h.slot);
-                rh.len = bytes.len() as u32;
+                rh.len = u32::try_from(bytes.len()).expect("replies are at most MAX_REPLY bytes");
                 rh.c = (wire::done_word(0, large, error) & 0xff) as u32;
                 rh.a = large_at;
                 let inline: &[u8] = if large { &[] } else { &bytes };

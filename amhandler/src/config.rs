@@ -223,7 +223,6 @@ mod tests {
             ("PGAS_AM_HANDLERS", "many"),
             ("PGAS_AM_EXECUTORS", "1000"),
             ("PGAS_AM_HANDLER_CORE", "-1"),
-            ("PGAS_AMO_VIA_AM", "maybe"),
             ("PGAS_AM_DONE", "smoke-signal"),
             ("PGAS_AM_AMO_DELAY", "later"),
             ("PGAS_AM_IDLE_SLEEP_US", "soon"),

@@ -138,6 +138,7 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
         block_wait,
     );
 
+    am.reserve_buffers()?;
     let port = comm.am_port();
     port.take_over_progress();
     port.set_min_multi_recv(min_multi_recv)?;

@@ -47,6 +47,10 @@ pub const SLOT_INLINE: usize = INLINE_MAX;
 /// inline reply area.
 pub const SLOT_SIZE: usize = (8 + SLOT_INLINE).next_multiple_of(128);
 
+/// Largest reply of one request (its length travels as a `u32` in a Reply
+/// header); a body that returns more gets an error reply instead.
+pub const MAX_REPLY: usize = u32::MAX as usize;
+
 /// Done word: nonzero once written; the flags and the reply length.
 pub const DONE_SET: u64 = 1;
 /// Done word flag: the reply is too large for the slot; the slot's reply area

@@ -49,7 +49,33 @@ pub(crate) fn connect_shared(env: &LauncherEnv) -> Result<LauncherOob, OobError>
     }
     let c = LauncherOob::connect(env)?;
     *shared = Some(c.clone());
+    // SAFETY: registers a plain extern "C" fn once; its argument is unused.
+    if unsafe { on_exit(tell_exit, std::ptr::null_mut()) } != 0 {
+        tracing::warn!("on_exit failed: pgasrun will not hear when this locale exits");
+    }
     Ok(c)
+}
+
+extern "C" {
+    /// glibc's `on_exit`: like `atexit`, but the handler gets the exit status.
+    fn on_exit(
+        f: extern "C" fn(std::ffi::c_int, *mut std::ffi::c_void),
+        arg: *mut std::ffi::c_void,
+    ) -> std::ffi::c_int;
+}
+
+/// Exit handler: tells pgasrun this locale is exiting and with what status,
+/// before the libraries' destructors (which may take a while, and during
+/// which peers already see us gone) run. Never blocks for long.
+extern "C" fn tell_exit(status: std::ffi::c_int, _arg: *mut std::ffi::c_void) {
+    let Ok(shared) = SHARED.try_lock() else {
+        return;
+    };
+    if let Some(c) = shared.as_ref() {
+        if let Some(mut w) = c.inner.writer.try_lock_for(Duration::from_millis(200)) {
+            let _ = w.write_all(&Msg::Exiting { status }.encode());
+        }
+    }
 }
 
 enum Reply {
@@ -205,6 +231,17 @@ impl LauncherOob {
     }
 }
 
+impl LauncherOob {
+    /// Sends one frame that needs no answer.
+    fn send(&self, msg: &Msg) -> Result<(), OobError> {
+        self.inner
+            .writer
+            .lock()
+            .write_all(&msg.encode())
+            .map_err(|e| OobError::ConnectionLost(format!("sending {}: {e}", msg.name())))
+    }
+}
+
 impl Oob for LauncherOob {
     fn rank(&self) -> usize {
         self.inner.rank
@@ -240,6 +277,14 @@ impl Oob for LauncherOob {
             )));
         }
         Ok(())
+    }
+
+    fn guard_exit(&self) -> Result<(), OobError> {
+        self.send(&Msg::Guard)
+    }
+
+    fn finalized(&self) -> Result<(), OobError> {
+        self.send(&Msg::Finalized)
     }
 
     fn abort(&self, msg: &str) -> ! {

@@ -40,6 +40,11 @@
 //!   message on stderr and exits the process. A locale never outlives its job.
 //!   Under PMIx the launcher (mpirun, srun) kills the whole job when a process
 //!   fails or aborts.
+//! * Exit before finalize: once the comm layer called [`Oob::guard_exit`], a
+//!   locale that ends before [`Oob::finalized`] fails the job, even with
+//!   status 0 (pgasrun: `locale 1 (pid ..) exited with status 0 before
+//!   finalize`; PMIx: the locale says so and leaves PMIx unfinalized, so
+//!   the launcher kills the job).
 //!
 //! See `docs/launcher.md` for the protocol and failure handling.
 
@@ -83,6 +88,23 @@ pub trait Oob: Send + Sync {
     /// Declares this locale failed: the launcher prints `msg` and brings the
     /// whole job down. Never returns (the process exits).
     fn abort(&self, msg: &str) -> !;
+
+    /// From now on, this process ending before [`Oob::finalized`] fails the
+    /// whole job with a message naming this locale, whatever its exit status
+    /// (peers may be waiting for it on the fabric, where nobody else would
+    /// notice). The comm layer calls it as it starts. Under pgasrun the
+    /// launcher is told; under PMIx the exit handler leaves PMIx unfinalized,
+    /// which the launcher treats as a failed process. A no-op for a single
+    /// locale.
+    fn guard_exit(&self) -> Result<(), OobError> {
+        Ok(())
+    }
+
+    /// This locale has finalized: ending the process is fine from now on.
+    /// The comm layer calls it after its finalize barrier.
+    fn finalized(&self) -> Result<(), OobError> {
+        Ok(())
+    }
 }
 
 /// Connects to whatever started this process (see [`Backend::detect`]).

@@ -15,12 +15,15 @@
 //! * abort: `PMIx_Abort` on the whole namespace; the launcher prints the
 //!   message and kills every process. A guard thread exits the process if
 //!   that has not happened within a few seconds.
-//! * `PMIx_Finalize` runs at process exit (`atexit`): a PMIx launcher treats
+//! * `PMIx_Finalize` runs at process exit (`on_exit`): a PMIx launcher treats
 //!   a process that initialized PMIx and exits without finalizing as failed.
+//!   Which is what we want of a locale that exits before its comm layer
+//!   finalized ([`Oob::guard_exit`]): its exit handler then says so and
+//!   skips `PMIx_Finalize`, and the launcher kills the job.
 
-use std::ffi::{c_int, CString};
+use std::ffi::{c_int, c_void, CString};
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,6 +60,17 @@ fn kind_name(k: u8) -> &'static str {
 static ABORTING: AtomicBool = AtomicBool::new(false);
 /// Set once PMIx was initialized: the exit handler finalizes it.
 static INITIALIZED: AtomicBool = AtomicBool::new(false);
+/// Set by `guard_exit`: an exit before `finalized` fails the job.
+static GUARDED: AtomicBool = AtomicBool::new(false);
+/// Set by `finalized`: the exit handler may finalize PMIx.
+static FINALIZED: AtomicBool = AtomicBool::new(false);
+/// Our rank, for the exit handler's message.
+static RANK: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+extern "C" {
+    /// glibc's `on_exit`: like `atexit`, but the handler gets the exit status.
+    fn on_exit(f: extern "C" fn(c_int, *mut c_void), arg: *mut c_void) -> c_int;
+}
 
 /// The process-wide instance: PMIx is initialized once per process and the
 /// collective numbers must be shared by every handle.
@@ -110,13 +124,14 @@ impl PmixOob {
                 ),
             });
         }
+        let rank = me.rank as usize;
+        RANK.store(rank, Ordering::SeqCst);
         if !INITIALIZED.swap(true, Ordering::SeqCst) {
-            // SAFETY: registers a plain extern "C" fn taking nothing.
-            if unsafe { libc::atexit(finalize_at_exit) } != 0 {
-                tracing::warn!("atexit failed: PMIx_Finalize will not run at exit");
+            // SAFETY: registers a plain extern "C" fn; its argument is unused.
+            if unsafe { on_exit(finalize_at_exit, std::ptr::null_mut()) } != 0 {
+                tracing::warn!("on_exit failed: PMIx_Finalize will not run at exit");
             }
         }
-        let rank = me.rank as usize;
         if let Some(r) = env.rank {
             if r as usize != rank {
                 tracing::warn!(
@@ -349,6 +364,16 @@ impl Oob for PmixOob {
         Ok(())
     }
 
+    fn guard_exit(&self) -> Result<(), OobError> {
+        GUARDED.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn finalized(&self) -> Result<(), OobError> {
+        FINALIZED.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
     fn abort(&self, msg: &str) -> ! {
         ABORTING.store(true, Ordering::SeqCst);
         let rank = self.inner.rank;
@@ -466,9 +491,22 @@ fn get_uint(lib: &Lib, proc_: &Proc, k: &std::ffi::CStr) -> Result<usize, OobErr
         })
 }
 
-/// `atexit` handler: finalize PMIx so the launcher sees a clean exit.
-extern "C" fn finalize_at_exit() {
+/// `on_exit` handler: finalize PMIx so the launcher sees a clean exit, unless
+/// the locale is ending before its comm layer finalized (peers may wait for
+/// it on the fabric): then say so and leave PMIx unfinalized, which the
+/// launcher treats as a failed process (mpirun: "exiting improperly"), so it
+/// kills the job even when the status is 0.
+extern "C" fn finalize_at_exit(status: c_int, _arg: *mut c_void) {
     if ABORTING.load(Ordering::SeqCst) || !INITIALIZED.load(Ordering::SeqCst) {
+        return;
+    }
+    if GUARDED.load(Ordering::SeqCst) && !FINALIZED.load(Ordering::SeqCst) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "pgas locale {}: exited with status {status} before finalize; failing the job \
+             (PMIx left unfinalized)",
+            RANK.load(Ordering::SeqCst)
+        );
         return;
     }
     if let Ok(lib) = Lib::get() {

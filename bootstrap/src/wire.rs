@@ -13,7 +13,7 @@ use std::io::{self, Read, Write};
 /// "PGAS", first field of a hello, so a stray connection is recognised.
 pub const MAGIC: u32 = u32::from_le_bytes(*b"PGAS");
 /// Protocol version; bumped on any change of this file's format.
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 /// Largest frame body accepted (1 GiB): bounds memory on a corrupt length.
 pub const MAX_FRAME: usize = 1 << 30;
 /// Largest contribution one locale may pass to a collective (256 MiB).
@@ -58,7 +58,7 @@ impl Op {
     }
 }
 
-/// One protocol message. The first three go locale -> launcher, the rest
+/// One protocol message. The first six go locale -> launcher, the rest
 /// launcher -> locale.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Msg {
@@ -86,6 +86,19 @@ pub enum Msg {
     Abort {
         /// The user's message.
         msg: String,
+    },
+    /// From now on the locale's process must not end before it sends
+    /// [`Msg::Finalized`]; if it does (any exit status), the launcher fails
+    /// the job naming it.
+    Guard,
+    /// The locale has finalized: its process may end.
+    Finalized,
+    /// The locale's process is exiting with this status (sent from its exit
+    /// handler; tells the launcher when it began to die, which a slow exit
+    /// would otherwise blur).
+    Exiting {
+        /// The status passed to `exit`.
+        status: i32,
     },
     /// Hello accepted.
     Welcome {
@@ -124,6 +137,9 @@ pub enum Msg {
 const T_HELLO: u8 = 1;
 const T_COLLECTIVE: u8 = 2;
 const T_ABORT: u8 = 3;
+const T_GUARD: u8 = 4;
+const T_FINALIZED: u8 = 5;
+const T_EXITING: u8 = 6;
 const T_WELCOME: u8 = 11;
 const T_REJECT: u8 = 12;
 const T_RESULT: u8 = 13;
@@ -152,6 +168,9 @@ impl Msg {
             Msg::Hello { .. } => "hello",
             Msg::Collective { .. } => "collective",
             Msg::Abort { .. } => "abort",
+            Msg::Guard => "guard",
+            Msg::Finalized => "finalized",
+            Msg::Exiting { .. } => "exiting",
             Msg::Welcome { .. } => "welcome",
             Msg::Reject { .. } => "reject",
             Msg::Result { .. } => "result",
@@ -188,6 +207,12 @@ impl Msg {
             Msg::Abort { msg } => {
                 b.push(T_ABORT);
                 b.extend_from_slice(msg.as_bytes());
+            }
+            Msg::Guard => b.push(T_GUARD),
+            Msg::Finalized => b.push(T_FINALIZED),
+            Msg::Exiting { status } => {
+                b.push(T_EXITING);
+                b.extend_from_slice(&status.to_le_bytes());
             }
             Msg::Welcome { size } => {
                 b.push(T_WELCOME);
@@ -259,6 +284,11 @@ impl Msg {
                 }
             }
             T_ABORT => Msg::Abort { msg: c.string() },
+            T_GUARD => Msg::Guard,
+            T_FINALIZED => Msg::Finalized,
+            T_EXITING => Msg::Exiting {
+                status: c.u32()? as i32,
+            },
             T_WELCOME => Msg::Welcome { size: c.u32()? },
             T_REJECT => Msg::Reject { reason: c.string() },
             T_RESULT => Msg::Result {
@@ -426,6 +456,9 @@ mod tests {
             Msg::Abort {
                 msg: "disk on fire".into(),
             },
+            Msg::Guard,
+            Msg::Finalized,
+            Msg::Exiting { status: -3 },
             Msg::Welcome { size: 4 },
             Msg::Reject {
                 reason: "nope".into(),
@@ -477,6 +510,7 @@ mod tests {
             (vec![99], "unknown message tag 99"),
             (vec![T_WELCOME, 1, 2], "truncated"),
             (vec![T_WELCOME, 1, 0, 0, 0, 5], "trailing"),
+            (vec![T_FINALIZED, 0], "trailing"),
             (
                 vec![T_COLLECTIVE, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0],
                 "kind 9",

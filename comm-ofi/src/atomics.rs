@@ -184,7 +184,8 @@ impl Comm {
                 kind,
             };
             self.selector
-                .amo(ctx, target.locale as usize, atomic, policy_kind(op, fetch))?;
+                .amo(ctx, target.locale as usize, atomic, policy_kind(op, fetch))
+                .map_err(crate::comm::peer_err("atomic", 0, target.locale))?;
             let (_, _, r) = ctx.scratch_words();
             let mut out = [0u8; 8];
             out[..size].copy_from_slice(&r[..size]);

@@ -51,11 +51,12 @@ impl GlobalAddr {
     pub fn new(locale: Locale, addr: u64) -> GlobalAddr {
         GlobalAddr { locale, addr }
     }
-    /// The address `bytes` further on.
+    /// The address `bytes` further on (wrapping: an address that left the
+    /// heap is refused by the operation that uses it, never a panic).
     pub fn offset(self, bytes: u64) -> GlobalAddr {
         GlobalAddr {
             locale: self.locale,
-            addr: self.addr + bytes,
+            addr: self.addr.wrapping_add(bytes),
         }
     }
 }
@@ -220,6 +221,10 @@ impl Comm {
     /// Starts the comm layer with an explicit bootstrap and configuration.
     pub fn init_with(oob: Box<dyn Oob>, cfg: Config) -> Result<Arc<Comm>> {
         let me = oob.rank() as Locale;
+        // From here on, peers may come to wait for us: an exit before
+        // finalize must fail the job (docs/launcher.md, failure guarantees).
+        oob.guard_exit()?;
+        crate::quirks::restore_default_fault_handlers();
 
         // Which hosts: shm only reaches locales on this one.
         let hosts = oob.allgather(hostname().as_bytes())?;
@@ -309,15 +314,33 @@ impl Comm {
         // The transmit-context table: [0] shared by every unbound thread,
         // [1..=workers] one per worker thread, then one per AM handler.
         let wanted = 2 + cfg.am_handlers + cfg.num_workers;
+        let av_limit = crate::quirks::av_peer_limit(&prov.name, info.ep_cnt());
         let budget = info
             .ep_cnt()
             .saturating_sub(1)
             .max(1)
-            .min(cfg.max_tx_contexts.unwrap_or(usize::MAX));
+            .min(cfg.max_tx_contexts.unwrap_or(usize::MAX))
+            .min(av_limit.map_or(usize::MAX, |l| (l / n as usize).saturating_sub(1)));
         let num_ctx = budget.min(wanted);
-        let layout = Layout::plan(num_ctx, cfg.am_handlers, cfg.num_workers)?;
+        let layout = Layout::plan(num_ctx, cfg.am_handlers, cfg.num_workers).map_err(|e| {
+            crate::quirks::explain_av_limit(e, &prov.name, av_limit, n as usize, &cfg)
+        })?;
         let bound = layout.workers_bound;
-        let av = Av::open(&domain, n as usize * (num_ctx + 1) * 2)?;
+        if !bound && num_ctx < wanted && av_limit.is_some() {
+            tracing::info!(
+                "PGAS_NUM_WORKERS={}: {} reaches at most {} endpoints per locale from {n} \
+                 locales; workers share {} transmit contexts",
+                cfg.num_workers,
+                prov.name,
+                av_limit.unwrap_or(0),
+                num_ctx
+            );
+        }
+        let av_count = match av_limit {
+            Some(_) => n as usize * (num_ctx + 1),
+            None => n as usize * (num_ctx + 1) * 2,
+        };
+        let av = Av::open(&domain, av_count)?;
         let rx_cq = Cq::open(&domain, 1024, wait)?;
         let tx_cq_size = info.tx_size().clamp(64, 4096) + 64;
         let single_ep = crate::quirks::single_endpoint(&prov.name);
@@ -555,15 +578,27 @@ impl Comm {
         Ok(GlobalAddr::new(self.me, self.heap.alloc(size, align)?))
     }
 
-    /// Frees memory from [`Comm::alloc`].
+    /// Allocates `size` bytes for the program (see [`Heap::alloc_user`]).
+    pub fn alloc_user(&self, size: usize, align: usize) -> Result<GlobalAddr> {
+        Ok(GlobalAddr::new(self.me, self.heap.alloc_user(size, align)?))
+    }
+
+    /// Frees memory from [`Comm::alloc`]; an address that is not a live
+    /// allocation of this locale is [`Error::BadFree`] saying what it is.
     pub fn free(&self, addr: GlobalAddr) -> Result<()> {
+        let bad = |reason: String| Error::BadFree {
+            locale: addr.locale,
+            addr: addr.addr,
+            reason,
+        };
         if addr.locale != self.me {
-            return Err(Error::InvalidLocale {
-                locale: addr.locale,
-                num_locales: self.n,
-            });
+            self.check_locale(addr.locale)?;
+            return Err(bad(format!(
+                "only locale {}, which owns it, can free it (this is locale {})",
+                addr.locale, self.me
+            )));
         }
-        self.heap.free(addr.addr)
+        self.heap.free(addr.addr).map_err(bad)
     }
 
     /// The address on `locale` at the same heap offset as `local` has here:
@@ -596,6 +631,12 @@ impl Comm {
         } else {
             Ok(())
         }
+    }
+
+    /// Checks that `len` bytes at `at` lie in that locale's registered heap,
+    /// as every PUT/GET does: for callers that issue the operation later.
+    pub fn check_range(&self, at: GlobalAddr, len: usize) -> Result<()> {
+        self.remote(at, len).map(|_| ())
     }
 
     /// Validates a remote range and turns it into provider addressing.
@@ -829,6 +870,7 @@ impl Comm {
             self.selector
                 .put(ctx, dst.locale as usize, op, Blocking::Yes)
         })
+        .map_err(peer_err("PUT", src.len(), dst.locale))
     }
 
     /// Blocking GET: copies `src` into `dst`.
@@ -855,6 +897,7 @@ impl Comm {
             self.selector
                 .get(ctx, src.locale as usize, op, Blocking::Yes)
         })
+        .map_err(peer_err("GET", dst.len(), src.locale))
     }
 
     /// Non-blocking PUT of `src` to `dst`: `src` must not be modified until
@@ -873,7 +916,7 @@ impl Comm {
             self.put(dst, src)?;
             return Ok(NbHandle::done(self));
         }
-        self.nb(Settle::IfAnyTo(dst.locale), |ctx| {
+        self.nb(Settle::IfAnyTo(dst.locale), dst.locale, |ctx| {
             let mut op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
             op.seq = ctx.next_seq();
             let seq = op.seq;
@@ -881,6 +924,7 @@ impl Comm {
                 .put(ctx, dst.locale as usize, op, Blocking::No)?;
             Ok(seq)
         })
+        .map_err(peer_err("non-blocking PUT", src.len(), dst.locale))
     }
 
     /// Non-blocking GET of `src` into `dst`: `dst` holds the data once the
@@ -900,7 +944,7 @@ impl Comm {
             self.get(dst, src)?;
             return Ok(NbHandle::done(self));
         }
-        self.nb(Settle::IfAnyTo(src.locale), |ctx| {
+        self.nb(Settle::IfAnyTo(src.locale), src.locale, |ctx| {
             let mut op = self.rma_op(ctx, dst.as_ptr(), dst.len(), remote);
             op.seq = ctx.next_seq();
             let seq = op.seq;
@@ -908,6 +952,7 @@ impl Comm {
                 .get(ctx, src.locale as usize, op, Blocking::No)?;
             Ok(seq)
         })
+        .map_err(peer_err("non-blocking GET", dst.len(), src.locale))
     }
 
     /// Posts a non-blocking operation with `post` and wraps it in a handle.
@@ -916,6 +961,7 @@ impl Comm {
     fn nb(
         &self,
         settle: Settle,
+        peer: Locale,
         post: impl FnOnce(&mut TxContext) -> Result<u64>,
     ) -> Result<NbHandle<'_>> {
         let mut ctx = self.ctx();
@@ -936,6 +982,7 @@ impl Comm {
             comm: self,
             ctx: ctx.index,
             seq,
+            peer,
             done: false,
             _buf: std::marker::PhantomData,
             _not_send: std::marker::PhantomData,
@@ -999,8 +1046,13 @@ impl Comm {
                 off += n;
             }
             Ok(())
-        })();
-        self.heap.free(tmp_addr)?;
+        })()
+        .map_err(peer_err(
+            if is_put { "PUT" } else { "GET" },
+            len,
+            remote_at.locale,
+        ));
+        self.free(GlobalAddr::new(self.me, tmp_addr))?;
         result
     }
 
@@ -1085,7 +1137,8 @@ impl Comm {
         }
         let r = self.barrier();
         self.stop_progress();
-        r
+        r?;
+        Ok(self.oob.finalized()?)
     }
 
     pub(crate) fn stop_progress(&self) {
@@ -1165,6 +1218,7 @@ impl Comm {
             };
             self.selector.send(ctx, target as usize, SendOp { local })
         })
+        .map_err(peer_err("active message", msg.len(), target))
     }
 
     /// Sends a short message (at most the provider's inject size) from the
@@ -1261,6 +1315,27 @@ fn spawn_progress(
         .map_err(|e| Error::Unsupported(format!("cannot start the progress thread: {e}")))
 }
 
+/// Names the operation and the peer in a libfabric failure (the completion
+/// error itself, "Operation canceled", says neither); other errors pass.
+pub(crate) fn peer_err(
+    op: &'static str,
+    len: usize,
+    locale: Locale,
+) -> impl FnOnce(Error) -> Error {
+    move |e| match e {
+        Error::Ofi(source) => Error::Peer {
+            op: if len > 0 {
+                format!("{op} of {len} bytes")
+            } else {
+                op.to_string()
+            },
+            locale,
+            source,
+        },
+        e => e,
+    }
+}
+
 fn human_size(b: usize) -> String {
     if b >= 1 << 30 && b % (1 << 30) == 0 {
         format!("{}G", b >> 30)
@@ -1292,6 +1367,8 @@ pub struct NbHandle<'a> {
     comm: &'a Comm,
     ctx: usize,
     seq: u64,
+    /// The target, for errors.
+    peer: Locale,
     done: bool,
     _buf: std::marker::PhantomData<&'a mut [u8]>,
     _not_send: std::marker::PhantomData<*const ()>,
@@ -1313,6 +1390,7 @@ impl<'a> NbHandle<'a> {
             comm,
             ctx: 0,
             seq: 0,
+            peer: comm.me,
             done: true,
             _buf: std::marker::PhantomData,
             _not_send: std::marker::PhantomData,
@@ -1324,7 +1402,8 @@ impl<'a> NbHandle<'a> {
         if !self.done {
             let mut ctx = self.comm.contexts.lock(self.ctx);
             if !ctx.nb_done(self.seq) {
-                ctx.progress()?;
+                ctx.progress()
+                    .map_err(peer_err("non-blocking operation", 0, self.peer))?;
             }
             self.done = ctx.nb_done(self.seq);
         }

@@ -139,6 +139,28 @@ pub enum Error {
         /// The operation.
         what: &'static str,
     },
+    /// Freeing an address that is not a live allocation of this locale
+    /// (freed already, a pointer into one, another locale's memory).
+    #[error("cannot free address {addr:#x} of locale {locale}: {reason}")]
+    BadFree {
+        /// The locale the address was given for.
+        locale: u32,
+        /// The address.
+        addr: u64,
+        /// What the address is instead.
+        reason: String,
+    },
+    /// A PUT, GET or atomic that does not reach the peer (it died, or the
+    /// network failed): names the operation and the peer.
+    #[error("{op} with locale {locale} failed: {source}")]
+    Peer {
+        /// "PUT of 8 bytes", "GET of 4096 bytes", "atomic", "active message"...
+        op: String,
+        /// The peer.
+        locale: u32,
+        /// What libfabric said.
+        source: OfiError,
+    },
     /// The registered heap cannot satisfy an allocation.
     #[error("registered heap exhausted: cannot allocate {size} bytes (heap {heap_size} bytes, set PGAS_HEAP_SIZE)")]
     OutOfMemory {

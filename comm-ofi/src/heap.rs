@@ -48,8 +48,20 @@ unsafe impl Sync for Heap {}
 struct FreeList {
     /// offset -> length of each free block.
     free: BTreeMap<usize, usize>,
-    /// offset -> length of each live allocation.
-    live: BTreeMap<usize, usize>,
+    /// offset -> each live allocation.
+    live: BTreeMap<usize, Live>,
+}
+
+/// One live allocation.
+#[derive(Debug, Clone, Copy)]
+struct Live {
+    /// Bytes taken from the heap (rounded up to [`MIN_ALIGN`]).
+    len: usize,
+    /// Bytes asked for.
+    asked: usize,
+    /// Asked for by the program ([`Heap::alloc_user`]) rather than by the
+    /// runtime for itself (AM buffers, collective areas, ...).
+    user: bool,
 }
 
 impl Heap {
@@ -108,9 +120,21 @@ impl Heap {
                 .is_some_and(|e| e <= b + self.size as u64)
     }
 
-    /// Allocates `size` bytes aligned to `align` (at least [`MIN_ALIGN`]);
-    /// returns the address. Zero-size requests get a minimal block.
+    /// Allocates `size` bytes aligned to `align` (at least [`MIN_ALIGN`]) for
+    /// the runtime's own use; returns the address. Zero-size requests get a
+    /// minimal block. A size or alignment the heap cannot hold is
+    /// [`Error::OutOfMemory`] (never a wrapped-around small block).
     pub fn alloc(&self, size: usize, align: usize) -> Result<u64> {
+        self.alloc_tagged(size, align, false)
+    }
+
+    /// [`Heap::alloc`] for memory the program asked for: the only
+    /// allocations `PGAS_CHECK=1` lets PUT/GET/atomics touch.
+    pub fn alloc_user(&self, size: usize, align: usize) -> Result<u64> {
+        self.alloc_tagged(size, align, true)
+    }
+
+    fn alloc_tagged(&self, asked: usize, align: usize, user: bool) -> Result<u64> {
         if !align.is_power_of_two() {
             return Err(Error::InvalidSize {
                 what: "heap alignment",
@@ -118,19 +142,30 @@ impl Heap {
                 reason: "alignment must be a power of two".into(),
             });
         }
+        let oom = || Error::OutOfMemory {
+            size: asked,
+            heap_size: self.size,
+        };
         let align = align.max(MIN_ALIGN);
-        let size = size.max(1).div_ceil(MIN_ALIGN) * MIN_ALIGN;
+        // Rounded up to whole lines; anything near usize::MAX (or larger than
+        // the whole heap) cannot be satisfied.
+        let size = asked
+            .max(1)
+            .checked_next_multiple_of(MIN_ALIGN)
+            .filter(|s| *s <= self.size)
+            .ok_or_else(oom)?;
+        if align > self.size {
+            return Err(oom());
+        }
+        let base = self.base_addr() as usize;
         let mut fl = self.free.lock();
         let found = fl.free.iter().find_map(|(&off, &len)| {
-            let start = (self.base_addr() as usize + off).next_multiple_of(align)
-                - self.base_addr() as usize;
-            (start + size <= off + len).then_some((off, len, start))
+            let start = (base + off).checked_next_multiple_of(align)? - base;
+            let end = start.checked_add(size)?;
+            (end <= off + len).then_some((off, len, start))
         });
         let Some((off, len, start)) = found else {
-            return Err(Error::OutOfMemory {
-                size,
-                heap_size: self.size,
-            });
+            return Err(oom());
         };
         fl.free.remove(&off);
         if start > off {
@@ -139,25 +174,42 @@ impl Heap {
         if start + size < off + len {
             fl.free.insert(start + size, off + len - (start + size));
         }
-        fl.live.insert(start, size);
+        fl.live.insert(
+            start,
+            Live {
+                len: size,
+                asked,
+                user,
+            },
+        );
         Ok(self.base_addr() + start as u64)
     }
 
     /// Returns an allocation. Freeing an address that is not a live
-    /// allocation is an error naming it.
-    pub fn free(&self, addr: u64) -> Result<()> {
-        let bad = || Error::InvalidSize {
-            what: "heap free",
-            size: addr as usize,
-            reason: format!("{addr:#x} is not a live allocation of this heap"),
-        };
-        if !self.contains(addr, 0) {
-            return Err(bad());
+    /// allocation is an error whose text says what the address is instead
+    /// (outside the heap, inside an allocation, already freed).
+    pub fn free(&self, addr: u64) -> std::result::Result<(), String> {
+        let b = self.base_addr();
+        if !self.contains(addr, 0) || addr == b + self.size as u64 {
+            return Err(format!(
+                "it is outside this locale's registered heap [{b:#x}, {:#x})",
+                b + self.size as u64
+            ));
         }
-        let off = (addr - self.base_addr()) as usize;
+        let off = (addr - b) as usize;
         let mut fl = self.free.lock();
-        let size = fl.live.remove(&off).ok_or_else(bad)?;
-        let (mut start, mut len) = (off, size);
+        let Some(live) = fl.live.remove(&off) else {
+            return Err(match fl.live.range(..off).next_back() {
+                Some((&start, l)) if off < start + l.len => format!(
+                    "it points {} bytes into the allocation at {:#x}; free takes the address \
+                     the allocation returned",
+                    off - start,
+                    b + start as u64
+                ),
+                _ => "it is not a live allocation (freed already, or never allocated)".into(),
+            });
+        };
+        let (mut start, mut len) = (off, live.len);
         if let Some((&prev, &plen)) = fl.free.range(..start).next_back() {
             if prev + plen == start {
                 fl.free.remove(&prev);
@@ -186,9 +238,11 @@ impl Heap {
         })
     }
 
-    /// Claims exactly `size` bytes at `offset` if they are free; the
-    /// address. An error (nothing claimed) otherwise.
+    /// Claims exactly `size` bytes at `offset` if they are free, for the
+    /// program (symmetric allocation); the address. An error (nothing
+    /// claimed) otherwise.
     pub fn alloc_at(&self, offset: usize, size: usize) -> Result<u64> {
+        let asked = size;
         let size = size
             .max(1)
             .checked_next_multiple_of(MIN_ALIGN)
@@ -214,13 +268,57 @@ impl Heap {
         if end < off + len {
             fl.free.insert(end, off + len - end);
         }
-        fl.live.insert(offset, size);
+        fl.live.insert(
+            offset,
+            Live {
+                len: size,
+                asked,
+                user: true,
+            },
+        );
         Ok(self.base_addr() + offset as u64)
     }
 
     /// Bytes currently handed out.
     pub fn in_use(&self) -> usize {
-        self.free.lock().live.values().sum()
+        self.free.lock().live.values().map(|l| l.len).sum()
+    }
+
+    /// Whether `[addr, addr+len)` lies inside one live allocation the program
+    /// made ([`Heap::alloc_user`]), within the bytes it asked for; the error
+    /// text says where the range falls instead. For `PGAS_CHECK=1`.
+    pub fn check_live(&self, addr: u64, len: usize) -> std::result::Result<(), String> {
+        let b = self.base_addr();
+        let end = b + self.size as u64;
+        if !self.contains(addr, len) {
+            return Err(format!(
+                "it is not inside the registered heap [{b:#x}, {end:#x})"
+            ));
+        }
+        let off = (addr - b) as usize;
+        let fl = self.free.lock();
+        let Some((&start, live)) = fl.live.range(..=off).next_back() else {
+            return Err("it is not inside any live allocation (freed, or never allocated)".into());
+        };
+        let at = b + start as u64;
+        if off >= start + live.len {
+            return Err("it is not inside any live allocation (freed, or never allocated)".into());
+        }
+        if !live.user {
+            return Err(format!(
+                "it lies in memory the runtime allocated for itself (at {at:#x}), not in an \
+                 allocation of the program"
+            ));
+        }
+        let inside = off - start;
+        if inside + len > live.asked {
+            return Err(format!(
+                "it runs {} byte(s) past the end of the {}-byte allocation at {at:#x}",
+                inside + len - live.asked,
+                live.asked
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -291,6 +389,65 @@ mod tests {
             h.base_addr(),
             "coalesced"
         );
+    }
+
+    #[test]
+    fn sizes_near_the_limits_do_not_wrap() {
+        let h = Heap::new(1 << 20).unwrap();
+        for size in [usize::MAX, usize::MAX - 63, (1 << 20) + 1, usize::MAX / 2] {
+            let e = h.alloc(size, 8).unwrap_err();
+            assert!(
+                matches!(e, Error::OutOfMemory { size: s, .. } if s == size),
+                "{size}: {e}"
+            );
+            assert!(e.to_string().contains(&size.to_string()), "{e}");
+        }
+        assert!(h.alloc(64, 1 << 62).is_err());
+        assert_eq!(h.in_use(), 0, "a failed allocation took memory");
+        // Two live blocks never share memory.
+        let a = h.alloc(64, 64).unwrap();
+        let b = h.alloc(64, 64).unwrap();
+        assert!(b >= a + 64 || a >= b + 64);
+        let whole = h.alloc((1 << 20) - 128, 64).unwrap();
+        assert!(whole >= b + 64);
+        assert!(h.alloc(1, 1).is_err());
+    }
+
+    #[test]
+    fn bad_frees_say_what_the_address_is() {
+        let h = Heap::new(1 << 20).unwrap();
+        let a = h.alloc(256, 64).unwrap();
+        assert!(h.free(a + 64).unwrap_err().contains("64 bytes into"));
+        h.free(a).unwrap();
+        assert!(h.free(a).unwrap_err().contains("freed already"));
+        assert!(h.free(3).unwrap_err().contains("outside"));
+        assert!(h
+            .free(h.base_addr() + (1 << 20))
+            .unwrap_err()
+            .contains("outside"));
+    }
+
+    #[test]
+    fn live_check_is_exact_to_the_asked_bytes() {
+        let h = Heap::new(1 << 20).unwrap();
+        let a = h.alloc_user(60, 64).unwrap();
+        let b = h.alloc_user(64, 64).unwrap();
+        let r = h.alloc(64, 64).unwrap();
+        h.check_live(a, 60).unwrap();
+        h.check_live(a + 59, 1).unwrap();
+        assert!(h.check_live(a, 61).unwrap_err().contains("1 byte(s) past"));
+        assert!(h
+            .check_live(a + 60, 4)
+            .unwrap_err()
+            .contains("past the end"));
+        h.check_live(b, 64).unwrap();
+        assert!(h.check_live(r, 8).unwrap_err().contains("runtime"));
+        h.free(b).unwrap();
+        assert!(h
+            .check_live(b, 8)
+            .unwrap_err()
+            .contains("not inside any live"));
+        assert!(h.check_live(1, 8).unwrap_err().contains("registered heap"));
     }
 
     #[test]

@@ -46,9 +46,162 @@ pub fn sweep_stale_shm_regions(provider: &str) -> usize {
     bootstrap::leftovers::remove_shm_regions_of(std::process::id())
 }
 
+/// Providers whose address vector holds only so many peers, counting the
+/// peer endpoints that send to us as well as the addresses we insert:
+/// `shm` (1.17) keeps every peer region in one map of `SMR_MAX_PEERS` (256,
+/// its `ep_cnt`); `fi_av_open` with a larger count fails with `ENOSYS`
+/// ("Function not implemented"), and a larger job overflows the map later.
+/// Returns that limit: with `n` locales of `c` transmit contexts each, a
+/// locale needs `n * (c + 1)` entries.
+pub fn av_peer_limit(provider: &str, ep_cnt: usize) -> Option<usize> {
+    provider.starts_with("shm").then_some(ep_cnt.max(1))
+}
+
+/// Adds to a failed context plan why so few contexts were left: the
+/// provider's address-vector limit, naming the variables that matter.
+pub fn explain_av_limit(
+    e: crate::Error,
+    provider: &str,
+    limit: Option<usize>,
+    locales: usize,
+    cfg: &crate::Config,
+) -> crate::Error {
+    let Some(limit) = limit else { return e };
+    crate::Error::Unsupported(format!(
+        "{e}. The {provider} provider reaches at most {limit} endpoints per locale: {locales} \
+         locales x (contexts + 1) must not exceed {limit}, which leaves {} context(s) per \
+         locale; run fewer locales per node (or another provider), or lower PGAS_AM_HANDLERS \
+         (PGAS_NUM_WORKERS={} needs none of its own: workers share contexts when too few)",
+        (limit / locales.max(1)).saturating_sub(1),
+        cfg.num_workers
+    ))
+}
+
+/// Signals whose default action ends the process with a core or a status
+/// the launcher reports.
+const FAULT_SIGNALS: [libc::c_int; 7] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGILL,
+    libc::SIGFPE,
+    libc::SIGABRT,
+    libc::SIGINT,
+    libc::SIGTERM,
+];
+
+/// Shared objects, pulled in by libfabric, that install signal handlers
+/// which turn a crash into `exit(1)`: `libinfinipath.so.4` (PSM 1, linked by
+/// Debian's libfabric) catches SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGINT and
+/// SIGTERM in a constructor, prints a backtrace for some and exits with
+/// status 1, so a segfaulting locale was reported as "exited with status 1".
+const EXITING_HANDLER_LIBS: [&str; 1] = ["libinfinipath"];
+
+/// Puts the default action back for fault signals whose handler lives in one
+/// of [`EXITING_HANDLER_LIBS`], so a crash is reported as the signal that
+/// caused it. Handlers of the program (or of anything else) are left alone.
+/// Returns the signals reset.
+pub fn restore_default_fault_handlers() -> Vec<libc::c_int> {
+    let mut reset = Vec::new();
+    for sig in FAULT_SIGNALS {
+        // SAFETY: a zeroed sigaction is a valid out-parameter; a null new
+        // action only queries.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        if unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } != 0 {
+            continue;
+        }
+        let h = old.sa_sigaction;
+        if h == libc::SIG_DFL || h == libc::SIG_IGN {
+            continue;
+        }
+        // SAFETY: a zeroed Dl_info is a valid out-parameter; dladdr only
+        // reads the address.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        if unsafe { libc::dladdr(h as *const libc::c_void, &mut info) } == 0
+            || info.dli_fname.is_null()
+        {
+            continue;
+        }
+        // SAFETY: dladdr set dli_fname to a NUL-terminated path it owns.
+        let lib = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy();
+        if !EXITING_HANDLER_LIBS.iter().any(|l| lib.contains(l)) {
+            continue;
+        }
+        // SAFETY: SIG_DFL is always a valid disposition.
+        if unsafe { libc::signal(sig, libc::SIG_DFL) } != libc::SIG_ERR {
+            tracing::debug!(sig, library = %lib, "default action restored");
+            reset.push(sig);
+        }
+    }
+    reset
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn av_limit_only_for_shm() {
+        assert_eq!(av_peer_limit("shm", 256), Some(256));
+        assert_eq!(av_peer_limit("tcp;ofi_rxm", 32768), None);
+    }
+
+    /// The library a signal's handler lives in ("" for none or unknown).
+    fn handler_lib(sig: libc::c_int) -> String {
+        // SAFETY: as in restore_default_fault_handlers.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: queries only.
+        unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) };
+        if old.sa_sigaction == libc::SIG_DFL || old.sa_sigaction == libc::SIG_IGN {
+            return String::new();
+        }
+        // SAFETY: as in restore_default_fault_handlers.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        if unsafe { libc::dladdr(old.sa_sigaction as *const libc::c_void, &mut info) } == 0
+            || info.dli_fname.is_null()
+        {
+            return String::new();
+        }
+        // SAFETY: set by dladdr.
+        unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn no_exiting_handler_survives_the_restore() {
+        // This test binary links libfabric, so libinfinipath's constructor
+        // (where installed) has run.
+        restore_default_fault_handlers();
+        for sig in FAULT_SIGNALS {
+            let lib = handler_lib(sig);
+            assert!(
+                !EXITING_HANDLER_LIBS.iter().any(|l| lib.contains(l)),
+                "signal {sig} still handled by {lib}"
+            );
+        }
+    }
+
+    #[test]
+    fn handlers_of_others_are_left_alone() {
+        extern "C" fn mine(_: libc::c_int) {}
+        // SAFETY: installs a plain handler for a signal nobody raises here.
+        unsafe {
+            libc::signal(
+                libc::SIGFPE,
+                mine as extern "C" fn(libc::c_int) as libc::sighandler_t,
+            )
+        };
+        assert!(!restore_default_fault_handlers().contains(&libc::SIGFPE));
+        // SAFETY: queries only.
+        let cur = unsafe { libc::signal(libc::SIGFPE, libc::SIG_DFL) };
+        assert_eq!(
+            cur,
+            mine as extern "C" fn(libc::c_int) as libc::sighandler_t
+        );
+    }
 
     #[test]
     fn stale_regions_of_our_pid_are_removed_only_for_shm() {

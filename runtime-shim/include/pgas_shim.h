@@ -35,7 +35,7 @@ extern "C" {
 #define PGAS_ERR_NULL (-2)      /* null pointer argument */
 #define PGAS_ERR_LOCALE (-3)    /* locale out of range */
 #define PGAS_ERR_LENGTH (-4)    /* zero, oversized or impossible length */
-#define PGAS_ERR_ADDRESS (-5)   /* address outside the registered heap */
+#define PGAS_ERR_ADDRESS (-5)   /* outside the registered heap, or not a live allocation */
 #define PGAS_ERR_ALIGN (-6)     /* misaligned atomic target */
 #define PGAS_ERR_ATOMIC (-7)    /* atomic type / op / flags not defined */
 #define PGAS_ERR_STRIDES (-8)   /* bad strided transfer description */
@@ -45,6 +45,7 @@ extern "C" {
 #define PGAS_ERR_ENV (-12)      /* bad environment variable */
 #define PGAS_ERR_COMM (-13)     /* network layer failure */
 #define PGAS_ERR_INTERNAL (-14) /* internal failure (task panicked) */
+#define PGAS_ERR_COLLECTIVE (-15) /* collective failed on another locale */
 
 /* ---- atomic types, ops, flags ------------------------------------------ */
 #define PGAS_TYPE_INT8 0
@@ -131,7 +132,10 @@ int pgas_free(void *p);
 /* Collective: size zeroed bytes on every locale; addrs[l] = locale l's
  * address (addrs has pgas_num_locales() entries). */
 int pgas_alloc_all(size_t size, void **addrs);
-/* Collective: locale 0's len bytes at buf land in buf on every locale. */
+/* Collective: locale 0's len bytes at buf land in buf on every locale.
+ * Collectives agree on failure: if one locale's part fails (bad argument,
+ * heap exhausted), it gets its own error and every other locale
+ * PGAS_ERR_COLLECTIVE naming it; none waits forever. */
 int pgas_broadcast(void *buf, size_t len);
 
 /* ---- PUT / GET ----------------------------------------------------------- */

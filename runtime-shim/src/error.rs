@@ -112,6 +112,17 @@ pub enum Error {
         /// Buffer capacity.
         cap: usize,
     },
+    /// A collective whose part failed on another locale (every locale gets
+    /// an error, none waits forever): names that locale and its message.
+    #[error("{op} failed on locale {locale}: {reason}")]
+    Collective {
+        /// The collective ("barrier", "broadcast", "alloc_all").
+        op: &'static str,
+        /// The locale whose part failed.
+        locale: u32,
+        /// Its message.
+        reason: String,
+    },
     /// A worker thread could not be started or bound.
     #[error("cannot start worker thread {index}: {reason}")]
     Worker {
@@ -156,9 +167,11 @@ pub mod code {
     pub const ERR_COMM: i32 = -13;
     /// A task panicked or another internal failure.
     pub const ERR_INTERNAL: i32 = -14;
+    /// A collective failed on another locale (this one's part was fine).
+    pub const ERR_COLLECTIVE: i32 = -15;
 
     /// Every code with its C name (for the header check and `pgas_strerror`).
-    pub const ALL: [(&str, i32, &str); 15] = [
+    pub const ALL: [(&str, i32, &str); 16] = [
         ("PGAS_OK", OK, "success"),
         (
             "PGAS_ERR_STATE",
@@ -175,7 +188,7 @@ pub mod code {
         (
             "PGAS_ERR_ADDRESS",
             ERR_ADDRESS,
-            "address outside the registered heap",
+            "bad address: outside the registered heap, or not a live allocation",
         ),
         ("PGAS_ERR_ALIGN", ERR_ALIGN, "misaligned atomic target"),
         (
@@ -206,6 +219,11 @@ pub mod code {
             ERR_INTERNAL,
             "internal failure (task panicked)",
         ),
+        (
+            "PGAS_ERR_COLLECTIVE",
+            ERR_COLLECTIVE,
+            "collective failed on another locale",
+        ),
     ];
 }
 
@@ -213,7 +231,7 @@ fn comm_code(e: &comm_ofi::Error) -> i32 {
     use comm_ofi::Error as C;
     match e {
         C::InvalidLocale { .. } => code::ERR_LOCALE,
-        C::AddressOutOfHeap { .. } => code::ERR_ADDRESS,
+        C::AddressOutOfHeap { .. } | C::BadFree { .. } => code::ERR_ADDRESS,
         C::InvalidSize { .. } => code::ERR_LENGTH,
         C::Misaligned { .. } => code::ERR_ALIGN,
         C::OutOfMemory { .. } => code::ERR_NOMEM,
@@ -252,6 +270,7 @@ impl Error {
             | Error::Finalized
             | Error::State(_) => code::ERR_STATE,
             Error::TaskPanicked(_) | Error::Worker { .. } => code::ERR_INTERNAL,
+            Error::Collective { .. } => code::ERR_COLLECTIVE,
         }
     }
 }

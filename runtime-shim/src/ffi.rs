@@ -324,13 +324,13 @@ pub unsafe extern "C" fn pgas_abort(msg: *const c_char) -> ! {
 /// The text of an error code (a static string).
 #[no_mangle]
 pub extern "C" fn pgas_strerror(err: c_int) -> *const c_char {
-    const TEXTS: [&CStr; 16] = [
+    const TEXTS: [&CStr; 17] = [
         c"success",
         c"runtime not initialized, already initialized, finalized, or call not allowed here",
         c"null pointer argument",
         c"locale out of range",
         c"zero, oversized or impossible length",
-        c"address outside the registered heap",
+        c"bad address: outside the registered heap, or not a live allocation",
         c"misaligned atomic target",
         c"atomic type or op not defined",
         c"bad strided transfer description",
@@ -340,9 +340,10 @@ pub extern "C" fn pgas_strerror(err: c_int) -> *const c_char {
         c"bad environment variable",
         c"network layer failure",
         c"internal failure (task panicked)",
+        c"collective failed on another locale",
         c"unknown error code",
     ];
-    let i = if (code::ERR_INTERNAL..=code::OK).contains(&err) {
+    let i = if (code::ERR_COLLECTIVE..=code::OK).contains(&err) {
         (-err) as usize
     } else {
         TEXTS.len() - 1
@@ -398,9 +399,9 @@ pub unsafe extern "C" fn pgas_free(p: *mut c_void) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn pgas_alloc_all(size: usize, addrs: *mut *mut c_void) -> c_int {
     ffi(|| {
-        non_null(addrs, "addrs")?;
         let rt = rt()?;
-        let d = rt.alloc_all::<u8>(size)?;
+        // A bad argument here still takes part, so no other locale waits.
+        let d = rt.alloc_all_part::<u8>(size, non_null(addrs, "addrs"))?;
         for (l, p) in d.parts().iter().enumerate() {
             // SAFETY: addrs has num_locales entries (header contract).
             unsafe { *addrs.add(l) = p.addr() as *mut c_void };
@@ -413,12 +414,15 @@ pub unsafe extern "C" fn pgas_alloc_all(size: usize, addrs: *mut *mut c_void) ->
 #[no_mangle]
 pub unsafe extern "C" fn pgas_broadcast(buf: *mut c_void, len: usize) -> c_int {
     ffi(|| {
-        non_null(buf, "buf")?;
         let rt = rt()?;
-        length(rt, len, "broadcast")?;
+        // A bad argument here still takes part, so no other locale waits.
+        let part = non_null(buf, "buf").and_then(|()| length(rt, len, "broadcast"));
+        if part.is_err() {
+            return rt.broadcast_part(&[], part).map(|_| ());
+        }
         // SAFETY: buf holds len bytes (header contract).
         let b = unsafe { bytes_mut(buf, len) };
-        let v = rt.broadcast_bytes(b)?;
+        let v = rt.broadcast_part(b, Ok(()))?;
         if v.len() != len {
             return Err(Error::InvalidLength {
                 what: "broadcast",

@@ -29,6 +29,7 @@
 //! How to embed it, with the hooks a runtime must call and when:
 //! `docs/embedding.md`.
 
+mod check;
 mod collective;
 pub mod diag;
 pub mod error;

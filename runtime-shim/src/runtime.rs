@@ -37,6 +37,10 @@ pub struct ShimConfig {
     pub pin: bool,
     /// `PGAS_BARRIER`: `put` (default) or `oob`.
     pub barrier: BarrierKind,
+    /// `PGAS_CHECK`: check every PUT/GET/atomic range against the target's
+    /// live allocations (default off; a debug mode, one extra round trip
+    /// per remote operation).
+    pub check: bool,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -51,20 +55,22 @@ impl ShimConfig {
 
     /// Reads the knobs through `lookup` (tests pass a map).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<ShimConfig> {
-        let pin = match lookup("PGAS_PIN") {
-            None => true,
-            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-                "1" | "true" | "yes" | "on" => true,
-                "0" | "false" | "no" | "off" => false,
-                _ => {
-                    return Err(Error::Env {
-                        var: "PGAS_PIN",
-                        value: v,
-                        reason: "expected 1/0, true/false, yes/no or on/off".into(),
-                    })
-                }
-            },
+        let switch = |var: &'static str, default: bool| -> Result<bool> {
+            let Some(v) = lookup(var) else {
+                return Ok(default);
+            };
+            match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => Ok(true),
+                "0" | "false" | "no" | "off" => Ok(false),
+                _ => Err(Error::Env {
+                    var,
+                    value: v,
+                    reason: "expected 1/0, true/false, yes/no or on/off".into(),
+                }),
+            }
         };
+        let pin = switch("PGAS_PIN", true)?;
+        let check = switch("PGAS_CHECK", false)?;
         let barrier = match lookup("PGAS_BARRIER") {
             None => BarrierKind::Put,
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
@@ -79,7 +85,11 @@ impl ShimConfig {
                 }
             },
         };
-        Ok(ShimConfig { pin, barrier })
+        Ok(ShimConfig {
+            pin,
+            barrier,
+            check,
+        })
     }
 }
 
@@ -202,6 +212,7 @@ impl Builder {
             Arc::new(CommHooks { comm: comm.clone() }),
         )?;
         let amo_batch = self.registry.register(AMO_BATCH, amo_batch_body)?;
+        let check_range = crate::check::register(&self.registry)?;
         let am = match amhandler::start_with(
             comm.clone(),
             amhandler::Options {
@@ -224,6 +235,7 @@ impl Builder {
             cfg,
             cores,
             amo_batch,
+            check_range,
             detached: Group::new(),
             world: OnceLock::new(),
             finalizing: AtomicBool::new(false),
@@ -711,6 +723,7 @@ pub struct Runtime {
     cfg: ShimConfig,
     cores: Option<Vec<usize>>,
     amo_batch: FnId,
+    check_range: FnId,
     detached: Group,
     world: OnceLock<crate::team::Team>,
     finalizing: AtomicBool,
@@ -741,7 +754,7 @@ impl Runtime {
         Ok(())
     }
 
-    fn check_locale(&self, locale: Locale) -> Result<()> {
+    pub(crate) fn check_locale(&self, locale: Locale) -> Result<()> {
         if locale >= self.num_locales() {
             return Err(Error::InvalidLocale {
                 locale: locale as i64,
@@ -801,6 +814,9 @@ impl Runtime {
     }
     pub(crate) fn amo_batch_id(&self) -> FnId {
         self.amo_batch
+    }
+    pub(crate) fn check_range_id(&self) -> FnId {
+        self.check_range
     }
     /// One line: mode, provider, locales, workers, pinning, barrier.
     pub fn describe(&self) -> String {
@@ -878,7 +894,9 @@ impl Runtime {
                 len: n as u64,
                 reason: "element count times element size overflows".into(),
             })?;
-        let a = self.comm.alloc(bytes, std::mem::align_of::<T>().max(64))?;
+        let a = self
+            .comm
+            .alloc_user(bytes, std::mem::align_of::<T>().max(64))?;
         Ok(GlobalPtr::from_addr(a))
     }
 
@@ -945,26 +963,49 @@ impl Runtime {
     /// where (a distributed array's storage). Zeroed.
     pub fn alloc_all<T: Pod>(&self, n: usize) -> Result<Dist<T>> {
         self.check_open()?;
-        let mine = self.alloc::<T>(n);
-        if let Ok(p) = &mine {
-            let zero = vec![0u8; n * std::mem::size_of::<T>()];
-            self.comm.put(p.global_addr(), &zero)?;
+        self.alloc_all_part(n, Ok(()))
+    }
+
+    /// [`Runtime::alloc_all`] where this locale's part may already have
+    /// failed (a bad argument of a C caller): it still takes part, so every
+    /// locale returns an error instead of some waiting forever.
+    pub(crate) fn alloc_all_part<T: Pod>(&self, n: usize, part: Result<()>) -> Result<Dist<T>> {
+        let mine = part.and_then(|()| self.alloc::<T>(n));
+        // Each locale's address (0: its part failed), then its message.
+        let mut contribution = Vec::with_capacity(8);
+        match &mine {
+            Ok(p) => {
+                let bytes = n * std::mem::size_of::<T>();
+                // SAFETY: a fresh allocation of `bytes` bytes in this
+                // locale's registered heap, not yet known to anyone else.
+                unsafe { std::ptr::write_bytes(p.addr() as *mut u8, 0, bytes) };
+                contribution.extend_from_slice(&p.addr().to_le_bytes());
+            }
+            Err(e) => {
+                contribution.extend_from_slice(&0u64.to_le_bytes());
+                let msg = e.to_string();
+                contribution.extend_from_slice(&msg.as_bytes()[..msg.len().min(1024)]);
+            }
         }
-        let word = mine.as_ref().map(|p| p.addr()).unwrap_or(0);
         let all = self
             .comm
             .oob()
-            .allgather(&word.to_le_bytes())
+            .allgather(&contribution)
             .map_err(comm_ofi::Error::from)?;
         let mine = mine?;
         let mut ptrs = Vec::with_capacity(all.len());
         for (l, a) in all.iter().enumerate() {
-            let w = u64::from_le_bytes(a.as_slice().try_into().unwrap_or([0; 8]));
+            let w = a
+                .get(..8)
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, u64::from_le_bytes);
             if w == 0 {
                 self.free(mine)?;
-                return Err(Error::State(format!(
-                    "collective allocation of {n} elements failed on locale {l}"
-                )));
+                return Err(Error::Collective {
+                    op: "alloc_all",
+                    locale: l as Locale,
+                    reason: String::from_utf8_lossy(a.get(8..).unwrap_or_default()).into_owned(),
+                });
             }
             ptrs.push(GlobalPtr::new(l as Locale, w));
         }
@@ -982,12 +1023,14 @@ impl Runtime {
     /// Blocking PUT of `src` to `dst` (`src` may be reused on return).
     pub fn put<T: Pod>(&self, dst: GlobalPtr<T>, src: &[T]) -> Result<()> {
         self.check_open()?;
+        self.check_live("PUT", dst.global_addr(), std::mem::size_of_val(src))?;
         Ok(self.comm.put(dst.global_addr(), as_bytes(src))?)
     }
 
     /// Blocking GET of `dst.len()` elements from `src`.
     pub fn get<T: Pod>(&self, dst: &mut [T], src: GlobalPtr<T>) -> Result<()> {
         self.check_open()?;
+        self.check_live("GET", src.global_addr(), std::mem::size_of_val(dst))?;
         Ok(self.comm.get(as_bytes_mut(dst), src.global_addr())?)
     }
 
@@ -1008,6 +1051,11 @@ impl Runtime {
     /// complete by the task's next boundary at the latest.
     pub fn put_nb<T: Pod>(&self, dst: GlobalPtr<T>, src: Vec<T>) -> Result<NbPut<'_, T>> {
         self.check_open()?;
+        self.check_live(
+            "PUT",
+            dst.global_addr(),
+            std::mem::size_of_val(src.as_slice()),
+        )?;
         let bytes: &[u8] = as_bytes(&src);
         // SAFETY: the slice is the heap buffer of `src`, which moves into the
         // returned NbPut next to the handle and is dropped only after it (the
@@ -1033,6 +1081,11 @@ impl Runtime {
     /// later PUT, atomic or on-statement of the task to `src`'s locale.
     pub fn get_nb_into<T: Pod>(&self, mut buf: Vec<T>, src: GlobalPtr<T>) -> Result<NbGet<'_, T>> {
         self.check_open()?;
+        self.check_live(
+            "GET",
+            src.global_addr(),
+            std::mem::size_of_val(buf.as_slice()),
+        )?;
         let bytes = as_bytes_mut(&mut buf);
         // SAFETY: as in put_nb: the buffer lives in the NbGet beside the
         // handle, dropped after it, leaked with it.
@@ -1098,6 +1151,11 @@ impl Runtime {
         else {
             return Ok(());
         };
+        self.check_live(
+            "strided PUT",
+            dst.global_addr(),
+            plan.remote_extent as usize,
+        )?;
         let bytes = as_bytes(src);
         let mut window = VecDeque::with_capacity(STRIDED_WINDOW);
         for (l, r) in plan.offsets() {
@@ -1139,6 +1197,11 @@ impl Runtime {
         else {
             return Ok(());
         };
+        self.check_live(
+            "strided GET",
+            src.global_addr(),
+            plan.remote_extent as usize,
+        )?;
         let total = plan
             .chunk
             .checked_mul(plan.chunks)
@@ -1177,6 +1240,10 @@ impl Runtime {
         if bytes.len() > unordered::MAX_BYTES {
             return self.put(dst, src);
         }
+        // Checked now, so that a bad address is this call's error rather
+        // than the later fence's.
+        self.comm.check_range(dst.global_addr(), bytes.len())?;
+        self.check_live("unordered PUT", dst.global_addr(), bytes.len())?;
         if unordered::push(unordered::Op::Put {
             dst: dst.global_addr(),
             data: bytes.to_vec(),
@@ -1223,12 +1290,14 @@ impl Runtime {
                 ),
             });
         }
+        self.comm.check_range(src.global_addr(), len)?;
+        self.check_live("unordered GET", src.global_addr(), len)?;
+        self.check_live("unordered GET", dst.global_addr(), len)?;
         if len > unordered::MAX_BYTES {
             let mut tmp = vec![0u8; len];
             self.comm.get(&mut tmp, src.global_addr())?;
             return Ok(self.comm.put(dst.global_addr(), &tmp)?);
         }
-        self.check_locale(src.locale())?;
         if unordered::push(unordered::Op::Get {
             dst: dst.global_addr(),
             src: src.global_addr(),
@@ -1271,6 +1340,7 @@ impl Runtime {
         if !comm_ofi::cpu_amo::valid(ty, aop) {
             return Err(Error::BadAtomic { ty, op: aop });
         }
+        self.check_live("atomic", target, ty.size())?;
         let operand = if op == AtomicOp::Sub {
             negate_bits(ty, operand)
         } else {
@@ -1301,15 +1371,10 @@ impl Runtime {
         if !comm_ofi::cpu_amo::valid(ty, aop) {
             return Err(Error::BadAtomic { ty, op: aop });
         }
-        self.check_locale(target.locale)?;
-        if target.addr % ty.size() as u64 != 0 {
-            return Err(Error::Comm(comm_ofi::Error::Misaligned {
-                locale: target.locale,
-                addr: target.addr,
-                align: ty.size(),
-                what: "unordered atomic",
-            }));
-        }
+        // The heap range and alignment now, so that a bad address is this
+        // call's error rather than the later fence's.
+        self.comm.check_atomic_target(target, ty)?;
+        self.check_live("unordered atomic", target, ty.size())?;
         let operand = if op == AtomicOp::Sub {
             negate_bits(ty, operand)
         } else {
@@ -1466,18 +1531,38 @@ impl Runtime {
 
     /// Job-wide barrier: every store issued before it (by tasks that ended
     /// or by the caller) is visible after it. Called by one task per locale.
+    /// If any locale's part fails (its unordered operations, its stores),
+    /// every locale gets an error (see [`Error::Collective`]).
     pub fn barrier(&self) -> Result<()> {
         self.check_open()?;
-        unordered::flush(self)?;
+        self.barrier_part("barrier", Ok(()))
+    }
+
+    /// The barrier of collective `op`, agreeing on whether some locale's
+    /// part failed (`part` is this locale's).
+    pub(crate) fn barrier_part(&self, op: &'static str, part: Result<()>) -> Result<()> {
+        let part = part.and_then(|()| unordered::flush(self));
         let pool = &self.pool;
         self.coll
-            .barrier(&self.comm, &|c: &dyn Fn() -> bool| pool.wait_until(c))
+            .barrier(&self.comm, op, part, &|c: &dyn Fn() -> bool| {
+                pool.wait_until(c)
+            })
     }
 
     /// Collective: `data` of locale 0 on every locale (ignored elsewhere).
+    /// If it fails anywhere (the root's heap cannot hold a copy, ...),
+    /// every locale gets an error.
     pub fn broadcast_bytes(&self, data: &[u8]) -> Result<Vec<u8>> {
         self.check_open()?;
-        self.coll.broadcast(&self.comm, data, &|| self.barrier())
+        self.broadcast_part(data, Ok(()))
+    }
+
+    /// [`Runtime::broadcast_bytes`] where this locale's part may already
+    /// have failed (a bad argument of a C caller): it still takes part.
+    pub(crate) fn broadcast_part(&self, data: &[u8], part: Result<()>) -> Result<Vec<u8>> {
+        self.coll.broadcast(&self.comm, data, part, &|p| {
+            self.barrier_part("broadcast", p)
+        })
     }
 
     /// Collective: locale 0's `v` on every locale.
@@ -1524,6 +1609,15 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("PGAS_PIN") && e.contains("maybe"), "{e}");
+        let e = ShimConfig::from_lookup(|k| (k == "PGAS_CHECK").then(|| "maybe".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("PGAS_CHECK") && e.contains("maybe"), "{e}");
+        assert!(
+            ShimConfig::from_lookup(|k| (k == "PGAS_CHECK").then(|| " ON".into()))
+                .unwrap()
+                .check
+        );
         let e = ShimConfig::from_lookup(|k| (k == "PGAS_BARRIER").then(|| "tree".into()))
             .unwrap_err()
             .to_string();

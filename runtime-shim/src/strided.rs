@@ -25,6 +25,8 @@ pub(crate) struct Plan {
     counts: Vec<usize>,
     local: Vec<u64>,
     remote: Vec<u64>,
+    /// Bytes the remote side spans from its first byte.
+    pub remote_extent: u64,
 }
 
 fn checked_extent(
@@ -117,7 +119,7 @@ impl Plan {
             .try_fold(1usize, |a, &c| a.checked_mul(c))
             .ok_or_else(|| Error::Strides(format!("chunk count {:?} overflows", &count[1..])))?;
         let lext = checked_extent("local", elem, count, local_strides, chunk)?;
-        checked_extent("remote", elem, count, remote_strides, chunk)?;
+        let remote_extent = checked_extent("remote", elem, count, remote_strides, chunk)?;
         if lext > local_len as u64 {
             return Err(Error::InvalidLength {
                 what: "strided transfer's local buffer",
@@ -135,6 +137,7 @@ impl Plan {
             counts: count[1..].to_vec(),
             local: bytes(local_strides),
             remote: bytes(remote_strides),
+            remote_extent,
         }))
     }
 

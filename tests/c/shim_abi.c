@@ -10,55 +10,12 @@
  * "shim_abi ok" on locale 0; any failure aborts the job with the details.
  */
 #include <pgas_shim.h>
-
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int32_t me = -1, n = 0;
-
-static void fail(int line, const char *fmt, ...) {
-  char msg[768];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  char full[1024];
-  snprintf(full, sizeof full, "shim_abi: locale %d, line %d: %s", me, line, msg);
-  fprintf(stderr, "%s\n", full);
-  fflush(stderr);
-  pgas_abort(full);
-}
-
-#define CHECK(cond, ...)                                                                         \
-  do {                                                                                           \
-    if (!(cond)) fail(__LINE__, __VA_ARGS__);                                                    \
-  } while (0)
-
-#define OK(call)                                                                                 \
-  do {                                                                                           \
-    int r_ = (call);                                                                             \
-    if (r_ != PGAS_OK) {                                                                         \
-      char e_[512];                                                                              \
-      pgas_last_error(e_, sizeof e_);                                                            \
-      fail(__LINE__, "%s returned %d (%s): %s", #call, r_, pgas_strerror(r_), e_);               \
-    }                                                                                            \
-  } while (0)
-
-/* The call must fail with `code`; the last error must name `needle`. */
-#define EXPECT(code, needle, call)                                                               \
-  do {                                                                                           \
-    int r_ = (call);                                                                             \
-    char e_[512] = "";                                                                           \
-    pgas_last_error(e_, sizeof e_);                                                              \
-    if (r_ != (code))                                                                            \
-      fail(__LINE__, "%s returned %d (%s), expected %d (%s); last error: %s", #call, r_,         \
-           pgas_strerror(r_), (code), pgas_strerror(code), e_);                                  \
-    if ((needle)[0] && !strstr(e_, (needle)))                                                    \
-      fail(__LINE__, "%s: error \"%s\" does not name \"%s\"", #call, e_, (needle));              \
-    if (me == 0) printf("shim_abi bad input: %s -> %s: %s\n", #call, pgas_strerror(r_), e_);     \
-  } while (0)
+#define PROG "shim_abi"
+#include "check.h"
 
 enum { FID_ECHO = 1, FID_ADD = 2, FID_WHO = 3, FID_RING = 4, FID_NEVER = 999 };
 

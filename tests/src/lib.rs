@@ -127,6 +127,64 @@ pub fn launch(
     }
 }
 
+/// Compiles `tests/c/<name>.c` with the system C compiler against the
+/// runtime shim's header (warnings are errors) and links it with the cdylib
+/// (`static_link`: the staticlib); returns the program's path
+/// (`target/<profile>/<name>_dynamic` or `_static`). Builds the launcher,
+/// the examples and the shim's C libraries first.
+pub fn compile_c(name: &str, static_link: bool) -> PathBuf {
+    let _ = pgasrun(); // builds the launcher and the examples once
+    let dir = target_dir();
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // The shim's cdylib and staticlib (a build of the examples makes only
+    // the rlib a dependency needs).
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--quiet", "-p", "runtime-shim", "--lib"])
+        .args(profile_args())
+        .arg("--manifest-path")
+        .arg(workspace.join("Cargo.toml"))
+        .status()
+        .expect("run cargo build");
+    assert!(
+        status.success(),
+        "building the runtime shim's C libraries failed"
+    );
+    let out = dir.join(format!(
+        "{name}_{}",
+        if static_link { "static" } else { "dynamic" }
+    ));
+    let mut cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
+    cc.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-I"])
+        .arg(workspace.join("runtime-shim/include"))
+        .arg(workspace.join(format!("tests/c/{name}.c")))
+        .arg("-o")
+        .arg(&out);
+    if static_link {
+        cc.arg(dir.join("libruntime_shim.a")).args([
+            "-lfabric",
+            "-lgcc_s",
+            "-lutil",
+            "-lrt",
+            "-lpthread",
+            "-lm",
+            "-ldl",
+        ]);
+    } else {
+        cc.arg("-L")
+            .arg(&dir)
+            .arg("-lruntime_shim")
+            .arg(format!("-Wl,-rpath,{}", dir.display()));
+    }
+    let r = cc.output().expect("run the C compiler (cc)");
+    assert!(
+        r.status.success(),
+        "compiling tests/c/{name}.c failed:\n{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    out
+}
+
 /// OpenMPI's `mpirun` (a PMIx launcher): `mpirun.openmpi` or an `mpirun` on
 /// `PATH` that says it is Open MPI. Panics with what to do if there is none:
 /// the PMIx tests must fail, not skip, on a machine without it.

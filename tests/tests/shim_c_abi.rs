@@ -6,85 +6,21 @@
 //! on-statements, tasks, broadcast and bad input itself and prints
 //! `shim_abi ok` on locale 0.
 
-use pgas_tests::{launch, pgasrun, target_dir};
+use pgas_tests::{compile_c, launch};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Compiles the C test program; `static_link` picks libruntime_shim.a.
-fn compile(static_link: bool) -> PathBuf {
-    let _ = pgasrun(); // builds the launcher once
-    let dir = target_dir();
-    // The shim's cdylib and staticlib (a build of the examples makes only
-    // the rlib a dependency needs).
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut b = Command::new(cargo);
-    b.args([
-        "build",
-        "--quiet",
-        "-p",
-        "runtime-shim",
-        "--lib",
-        "--manifest-path",
-    ])
-    .arg(workspace().join("Cargo.toml"));
-    if dir.file_name().is_some_and(|n| n == "release") {
-        b.arg("--release");
-    }
-    assert!(
-        b.status().expect("run cargo build").success(),
-        "building the runtime shim's C libraries failed"
-    );
-    let out = dir.join(if static_link {
-        "shim_abi_static"
-    } else {
-        "shim_abi_dynamic"
-    });
-    let mut cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
-    cc.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-I"])
-        .arg(workspace().join("runtime-shim/include"))
-        .arg(workspace().join("tests/c/shim_abi.c"))
-        .arg("-o")
-        .arg(&out);
-    if static_link {
-        cc.arg(dir.join("libruntime_shim.a")).args([
-            "-lfabric",
-            "-lgcc_s",
-            "-lutil",
-            "-lrt",
-            "-lpthread",
-            "-lm",
-            "-ldl",
-        ]);
-    } else {
-        cc.arg("-L")
-            .arg(&dir)
-            .arg("-lruntime_shim")
-            .arg(format!("-Wl,-rpath,{}", dir.display()));
-    }
-    let r = cc.output().expect("run the C compiler (cc)");
-    assert!(
-        r.status.success(),
-        "compiling tests/c/shim_abi.c failed:\n{}",
-        String::from_utf8_lossy(&r.stderr)
-    );
-    out
-}
-
+/// The compiled test program (once per link kind).
 fn binary(static_link: bool) -> &'static Path {
     static DYN: OnceLock<PathBuf> = OnceLock::new();
     static STAT: OnceLock<PathBuf> = OnceLock::new();
     if static_link {
-        STAT.get_or_init(|| compile(true))
+        STAT.get_or_init(|| compile_c("shim_abi", true))
     } else {
-        DYN.get_or_init(|| compile(false))
+        DYN.get_or_init(|| compile_c("shim_abi", false))
     }
 }
 

@@ -106,7 +106,17 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Parsed, String>
         match name {
             "-n" | "--locales" => {
                 let v = value("number of locales")?;
-                locales = Some(parse_locales(name, &v)?);
+                let n = parse_locales(name, &v)?;
+                if let Some(first) = locales {
+                    return Err(format!(
+                        "option '{name}' given twice ({first}, then {n}); give the number of \
+                         locales once"
+                    ));
+                }
+                locales = Some(n);
+            }
+            "--timeout" if timeout.is_some() => {
+                return Err("option '--timeout' given twice; give it once".into());
             }
             "-e" | "--env" => {
                 let v = value("VAR=VALUE")?;
@@ -256,6 +266,12 @@ mod tests {
             (&["-n", "2", "-e", "NOEQUALS", "p"][..], "'NOEQUALS'"),
             (&["-n", "2", "-e", "=v", "p"][..], "empty variable name"),
             (&["-n", "2", "-e", "PGAS_RANK=3", "p"][..], "set by pgasrun"),
+            (&["-n", "2", "-n", "3", "p"][..], "given twice (2, then 3)"),
+            (&["-n2", "--locales=2", "p"][..], "given twice"),
+            (
+                &["-n", "2", "--timeout", "1", "--timeout", "2", "p"][..],
+                "'--timeout' given twice",
+            ),
             (&["--prefix=yes", "p"][..], "takes no value"),
             (&["-n", "2", "--"][..], "missing PROGRAM"),
         ] {

@@ -15,6 +15,7 @@ use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -40,6 +41,11 @@ const KILL_WAIT: Duration = Duration::from_secs(5);
 /// A locale whose connection closed while its process lives counts as gone
 /// after this long (its exit status usually arrives first and says more).
 const CLOSED_GRACE: Duration = Duration::from_secs(1);
+/// How long after the first exit is seen the exits are judged: a locale
+/// killed by a signal is often noticed (connection closed, reaped) a few
+/// milliseconds after the survivors that saw it die have exited with an
+/// error; judging them together blames the crash, not a survivor.
+const SETTLE: Duration = Duration::from_millis(200);
 /// After the last locale exits, how long to wait for the rest of its output.
 const OUTPUT_DRAIN: Duration = Duration::from_secs(2);
 /// A connection must send its hello within this time.
@@ -73,12 +79,18 @@ pub enum Event {
         pid: u32,
         stream: TcpStream,
     },
-    /// A collective or abort from a connected locale.
-    Frame { conn: u64, rank: usize, msg: Msg },
-    /// The connection ended; `error` if it broke the protocol.
+    /// A collective, abort, ... from a connected locale, read at `at`.
+    Frame {
+        conn: u64,
+        rank: usize,
+        msg: Msg,
+        at: Instant,
+    },
+    /// The connection ended (noticed `at`); `error` if it broke the protocol.
     Closed {
         conn: u64,
         rank: usize,
+        at: Instant,
         error: Option<String>,
     },
     /// One of the locale's output pipes reached end of file.
@@ -98,11 +110,42 @@ struct Locale {
     conn: Option<(u64, TcpStream)>,
     closed_at: Option<Instant>,
     outputs_open: u8,
+    /// The locale's comm layer started: an exit before `finalized` fails the job.
+    guarded: bool,
+    /// The locale said it finalized.
+    finalized: bool,
+    /// Exited (reaped at that time) but not judged yet: see [`Job::judge_exits`].
+    exit_unjudged: Option<(ExitStatus, Instant)>,
+    /// Its exit handler said it is exiting, with this status, at that
+    /// time; not judged yet.
+    said_exit: Option<(i32, Instant)>,
+    /// When its exit handler said so (kept after judging).
+    exiting_at: Option<Instant>,
 }
 
 impl Locale {
     fn running(&self) -> bool {
         matches!(self.proc, Proc::Running(_))
+    }
+
+    fn new(pid: u32, proc: Proc, outputs_open: u8) -> Locale {
+        Locale {
+            pid,
+            proc,
+            conn: None,
+            closed_at: None,
+            outputs_open,
+            guarded: false,
+            finalized: false,
+            exit_unjudged: None,
+            said_exit: None,
+            exiting_at: None,
+        }
+    }
+
+    /// Whether it must still finalize before its process may end.
+    fn owes_finalize(&self) -> bool {
+        self.guarded && !self.finalized
     }
 }
 
@@ -199,13 +242,7 @@ impl Job {
         let n = self.spec.locales;
         for rank in 0..n {
             if self.failure.is_some() {
-                self.locales.push(Locale {
-                    pid: 0,
-                    proc: Proc::NotStarted,
-                    conn: None,
-                    closed_at: None,
-                    outputs_open: 0,
-                });
+                self.locales.push(Locale::new(0, Proc::NotStarted, 0));
                 continue;
             }
             let mut cmd = Command::new(&self.spec.program);
@@ -252,22 +289,11 @@ impl Job {
                         }
                     }
                     tracing::debug!(rank, pid = child.id(), "locale started");
-                    self.locales.push(Locale {
-                        pid: child.id(),
-                        proc: Proc::Running(child),
-                        conn: None,
-                        closed_at: None,
-                        outputs_open,
-                    });
+                    self.locales
+                        .push(Locale::new(child.id(), Proc::Running(child), outputs_open));
                 }
                 Err(e) => {
-                    self.locales.push(Locale {
-                        pid: 0,
-                        proc: Proc::NotStarted,
-                        conn: None,
-                        closed_at: None,
-                        outputs_open: 0,
-                    });
+                    self.locales.push(Locale::new(0, Proc::NotStarted, 0));
                     self.fail(
                         EXIT_CANNOT_START,
                         format!(
@@ -303,7 +329,11 @@ impl Job {
             self.reap();
             self.check_collective();
             self.check_timeout();
-            if self.escalate() || self.locales.iter().all(|l| !l.running()) {
+            let settled = self
+                .locales
+                .iter()
+                .all(|l| !l.running() && l.exit_unjudged.is_none() && l.said_exit.is_none());
+            if self.escalate() || settled {
                 break;
             }
         }
@@ -317,19 +347,36 @@ impl Job {
                 pid,
                 stream,
             } => self.on_connected(conn, rank, pid, stream),
-            Event::Frame { conn, rank, msg } => {
-                if self.is_current(rank, conn) {
+            Event::Frame {
+                conn,
+                rank,
+                msg,
+                at,
+            } => {
+                if let Msg::Exiting { status } = msg {
+                    tracing::debug!(rank, status, "locale exiting");
+                    let l = &mut self.locales[rank];
+                    if l.exiting_at.is_none() && matches!(self.phase, Phase::Running) {
+                        l.exiting_at = Some(at);
+                        l.said_exit = Some((status, at));
+                    }
+                } else if self.is_current(rank, conn) {
                     self.on_frame(rank, msg);
                 }
             }
-            Event::Closed { conn, rank, error } => {
+            Event::Closed {
+                conn,
+                rank,
+                at,
+                error,
+            } => {
                 if !self.is_current(rank, conn) {
                     return;
                 }
                 tracing::debug!(rank, "OOB connection closed");
                 let l = &mut self.locales[rank];
                 l.conn = None;
-                l.closed_at = Some(Instant::now());
+                l.closed_at = Some(at);
                 if let Some(m) = error {
                     let who = self.who(rank);
                     self.fail(EXIT_FAILED, format!("protocol error from {who}: {m}"));
@@ -401,6 +448,14 @@ impl Job {
                 let who = self.who(rank);
                 self.fail(EXIT_FAILED, format!("{who} aborted: {msg}"));
             }
+            Msg::Guard => {
+                tracing::debug!(rank, "locale must finalize before it exits");
+                self.locales[rank].guarded = true;
+            }
+            Msg::Finalized => {
+                tracing::debug!(rank, "locale finalized");
+                self.locales[rank].finalized = true;
+            }
             other => {
                 let who = self.who(rank);
                 self.fail(
@@ -453,6 +508,7 @@ impl Job {
         }
     }
 
+    /// Collects the locales that exited; [`Job::judge_exits`] decides.
     fn reap(&mut self) {
         for rank in 0..self.locales.len() {
             let Proc::Running(child) = &mut self.locales[rank].proc else {
@@ -471,11 +527,107 @@ impl Job {
             if left > 0 {
                 tracing::debug!(rank, left, "removed shm regions the locale left");
             }
-            let desc = format!("{} {}", self.who(rank), sys::describe_status(status));
-            match self.phase {
-                Phase::Running if !status.success() => self.fail(sys::status_code(status), desc),
-                _ => tracing::debug!("{desc}"),
+            if matches!(self.phase, Phase::Running) {
+                self.locales[rank].exit_unjudged = Some((status, Instant::now()));
+            } else {
+                tracing::debug!("{} {}", self.who(rank), sys::describe_status(status));
             }
+        }
+        self.judge_exits();
+    }
+
+    /// Decides what the exits seen so far mean. An exit is seen when the
+    /// locale's exit handler says so (`Exiting`: its earlier frames, a
+    /// `Finalized` among them, have been handled by then) or when it is
+    /// reaped; a reaped one is judged once its connection has closed (so its
+    /// last frames are read) or `CLOSED_GRACE` has passed. A locale that
+    /// exited non-zero, was killed, or exited 0 while it still owed its
+    /// finalize (peers may wait for it on the fabric, where nobody else would
+    /// notice) fails the job. When several did, the crash is blamed rather
+    /// than the survivors that exit with an error right after it: exits are
+    /// judged together `SETTLE` after the first is seen, a death by signal
+    /// first, then the first to begin dying; and while a locale seems to be
+    /// dying (connection closed, not reaped yet), judging waits for it.
+    fn judge_exits(&mut self) {
+        if !matches!(self.phase, Phase::Running) {
+            return;
+        }
+        let pending: Vec<usize> = (0..self.locales.len())
+            .filter(|&r| {
+                let l = &self.locales[r];
+                l.exit_unjudged.is_some() || l.said_exit.is_some()
+            })
+            .collect();
+        let first_seen = pending
+            .iter()
+            .filter_map(|&r| {
+                let l = &self.locales[r];
+                [l.exit_unjudged.map(|(_, t)| t), l.said_exit.map(|(_, t)| t)]
+                    .into_iter()
+                    .flatten()
+                    .min()
+            })
+            .min();
+        if first_seen.is_none_or(|t| t.elapsed() < SETTLE) {
+            return;
+        }
+        let ready = self.locales.iter().all(|l| {
+            let reaped_ready = l.exit_unjudged.is_none_or(|(_, t)| {
+                l.said_exit.is_some() || l.conn.is_none() || t.elapsed() >= CLOSED_GRACE
+            });
+            let dying = l.running()
+                && l.said_exit.is_none()
+                && l.conn.is_none()
+                && l.closed_at.is_some_and(|t| t.elapsed() < CLOSED_GRACE);
+            reaped_ready && !dying
+        });
+        if !ready {
+            return;
+        }
+        // (not killed by a signal, began dying, rank, what, exit status of pgasrun)
+        let mut failed: Vec<(bool, Instant, usize, String, i32)> = Vec::new();
+        for rank in pending {
+            let who = self.who(rank);
+            let l = &mut self.locales[rank];
+            let owes = l.owes_finalize();
+            let (desc, code, signal, at) = match (l.exit_unjudged.take(), l.said_exit.take()) {
+                (Some((st, reaped)), _) => (
+                    sys::describe_status(st),
+                    sys::status_code(st),
+                    st.signal().is_some(),
+                    reaped,
+                ),
+                (None, Some((status, at))) => {
+                    (format!("exited with status {status}"), status, false, at)
+                }
+                (None, None) => continue,
+            };
+            if code == 0 && !owes {
+                tracing::debug!("{who} {desc}");
+                continue;
+            }
+            // When it began to die: its exit handler's word, its connection
+            // closing (the kernel closes it at death), or when it was seen.
+            let died = [l.exiting_at, l.closed_at.filter(|c| *c <= at), Some(at)]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(at);
+            let desc = if owes && !signal {
+                format!("{who} {desc} before finalize")
+            } else {
+                format!("{who} {desc}")
+            };
+            let code = if code == 0 { EXIT_FAILED } else { code };
+            failed.push((!signal, died, rank, desc, code));
+        }
+        failed.sort_by_key(|&(not_signal, died, rank, _, _)| (not_signal, died, rank));
+        let mut failed = failed.into_iter();
+        if let Some((_, _, _, desc, code)) = failed.next() {
+            for (_, _, _, also, _) in failed {
+                tracing::debug!("also: {also}");
+            }
+            self.fail(code, desc);
         }
     }
 
@@ -491,6 +643,8 @@ impl Job {
         for r in missing {
             let l = &self.locales[r];
             let how = match &l.proc {
+                // An exit still to be judged may be the job's failure.
+                Proc::Exited(_) if l.exit_unjudged.is_some() || l.said_exit.is_some() => continue,
                 Proc::Exited(st) => sys::describe_status(*st),
                 Proc::Running(_)
                     if l.conn.is_none()
@@ -560,6 +714,10 @@ impl Job {
         }
         say(&message);
         self.failure = Some(code);
+        for l in &mut self.locales {
+            l.exit_unjudged = None;
+            l.said_exit = None;
+        }
         self.phase = Phase::Stopping {
             since: Instant::now(),
             termed: false,
@@ -783,8 +941,23 @@ fn serve_conn(conn: u64, mut s: TcpStream, claims: &Claims, tx: &Sender<Event>) 
     }
     let error = loop {
         match Msg::read_from(&mut s) {
-            Ok(msg @ (Msg::Collective { .. } | Msg::Abort { .. })) => {
-                if tx.send(Event::Frame { conn, rank, msg }).is_err() {
+            Ok(
+                msg @ (Msg::Collective { .. }
+                | Msg::Abort { .. }
+                | Msg::Guard
+                | Msg::Finalized
+                | Msg::Exiting { .. }),
+            ) => {
+                let at = Instant::now();
+                if tx
+                    .send(Event::Frame {
+                        conn,
+                        rank,
+                        msg,
+                        at,
+                    })
+                    .is_err()
+                {
                     return;
                 }
             }
@@ -799,6 +972,11 @@ fn serve_conn(conn: u64, mut s: TcpStream, claims: &Claims, tx: &Sender<Event>) 
     };
     // Closed goes first, so the main thread sees it before a new
     // connection for the same rank.
-    let _ = tx.send(Event::Closed { conn, rank, error });
+    let _ = tx.send(Event::Closed {
+        conn,
+        rank,
+        at: Instant::now(),
+        error,
+    });
     claims.release(rank, conn);
 }
