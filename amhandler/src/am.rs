@@ -659,11 +659,20 @@ impl Am {
         compare: u64,
         fetch: bool,
     ) -> Result<u64> {
+        if self.mapped_amo_target(target, ty) {
+            return Ok(self.comm.amo(target, ty, op, operand, compare, fetch)?);
+        }
         if self.cfg.amo_via_am || !self.comm.amo_is_native(ty, op, fetch) {
             self.amo_via_am(target, ty, op, operand, compare, fetch)
         } else {
             Ok(self.comm.amo(target, ty, op, operand, compare, fetch)?)
         }
+    }
+
+    /// Whether an atomic on `target` is a CPU atomic here (the mapped path:
+    /// comm-ofi does it on the mapped word).
+    fn mapped_amo_target(&self, target: GlobalAddr, ty: AmoType) -> bool {
+        self.comm.mapped().in_use() && self.comm.mapped_ptr(target, ty.size()).is_some()
     }
 
     /// A remote atomic carried out by the target's handler with CPU atomics.
@@ -924,6 +933,13 @@ impl Am {
             } else {
                 0
             };
+            // A mapped initiator: write its slot directly (no message, no
+            // poller on either side).
+            if let Some(slot) = self.mapped_slot(h) {
+                self.comm.before_done()?;
+                crate::mapped_reply::fill(slot, &bytes, large_at, error);
+                return Ok(());
+            }
             // MCM: everything the body stored is visible before the 'done'.
             if self.cfg.done == DoneMode::Msg {
                 self.comm.before_done()?;
@@ -959,6 +975,10 @@ impl Am {
     /// ourselves would need the very thread that sends to receive). Returns
     /// false when the transmit queue is full; the poller retries later.
     pub(crate) fn answer_nop(&self, h: &Header) -> bool {
+        if let Some(slot) = self.mapped_slot(h) {
+            crate::mapped_reply::fill(slot, &[], 0, false);
+            return true;
+        }
         let mut rh = Header::new(Op::Reply, 0, self.here, h.slot);
         rh.c = (wire::done_word(0, false, false) & 0xff) as u32;
         if h.src == self.here {
@@ -974,6 +994,17 @@ impl Am {
                 h.src, h.slot
             )),
         }
+    }
+
+    /// The initiator's done slot of request `h` in this process, if its heap
+    /// is mapped here (and the slot is sane; otherwise the message path
+    /// reports it).
+    fn mapped_slot(&self, h: &Header) -> Option<*mut u8> {
+        if h.slot % 8 != 0 {
+            return None;
+        }
+        self.comm
+            .mapped_ptr(GlobalAddr::new(h.src, h.slot), wire::SLOT_SIZE)
     }
 
     /// Initiator side of a Reply message (poller): fill the slot, then set
@@ -1211,6 +1242,7 @@ impl Am {
         // Barrier of comm while peers' last RMA against us still progresses.
         let r = self.comm.finalize();
         self.stop_poll.store(true, Ordering::Release);
+        self.comm.mapped().ring_self();
         if let Some(p) = self.poller.lock().take() {
             let _ = p.join();
         }

@@ -212,24 +212,46 @@ fn poll_loop(am: &Am) {
     // original does for -FI_EAGAIN).
     let mut pending = [false; 2];
     let mut deferred_since: Option<std::time::Instant> = None;
+    // Where every peer maps this locale, nothing needs our progress for RMA:
+    // after PGAS_POLL_SPIN_US without a completion the poller sleeps on its
+    // doorbell until a sender rings it (comm-ofi's IdlePolicy).
+    let policy = am.comm.idle_policy();
+    let mut idle_since = std::time::Instant::now();
     while !am.stop_poll.load(Ordering::Acquire) {
-        match am.comm.poll_rx(&mut buf, timeout) {
-            Ok(0) => {
-                idle = idle.saturating_add(1);
-                if am.block_wait {
-                    // fall through to the repost below
-                } else if am.cfg.idle_sleep_us > 0 && idle > 200_000 {
-                    // Long idle, and the user asked to spare the core. Costs
-                    // latency: RMA and native atomics against this locale
-                    // need this thread's progress on shm, tcp and udp (they
-                    // produce no receive completion that would wake it).
-                    std::thread::sleep(Duration::from_micros(am.cfg.idle_sleep_us));
+        let mut r = am.comm.poll_rx(&mut buf, timeout);
+        if matches!(r, Ok(0)) {
+            idle = idle.saturating_add(1);
+            if am.block_wait {
+                // fall through to the repost below
+            } else if policy.may_sleep() {
+                if !pending.iter().any(|p| *p) && am.deferred_nops.is_empty() {
+                    let mut again = Ok(0);
+                    let slept = policy.idle(idle_since, idle, || {
+                        again = am.comm.poll_rx(&mut buf, 0);
+                        am.stop_poll.load(Ordering::Acquire) || !matches!(again, Ok(0))
+                    });
+                    if slept {
+                        idle_since = std::time::Instant::now();
+                    }
+                    r = again;
                 } else if idle > 16 {
                     std::thread::yield_now();
                 }
+            } else if am.cfg.idle_sleep_us > 0 && idle > 200_000 {
+                // Long idle, and the user asked to spare the core. Costs
+                // latency: RMA and native atomics against this locale
+                // need this thread's progress on shm, tcp and udp (they
+                // produce no receive completion that would wake it).
+                std::thread::sleep(Duration::from_micros(am.cfg.idle_sleep_us));
+            } else if idle > 16 {
+                std::thread::yield_now();
             }
+        }
+        match r {
+            Ok(0) => {}
             Ok(k) => {
                 idle = 0;
+                idle_since = std::time::Instant::now();
                 for e in &buf[..k] {
                     if let Some(i) = on_completion(am, e) {
                         pending[i] = true;

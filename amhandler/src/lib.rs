@@ -24,10 +24,13 @@
 
 mod am;
 pub mod config;
-pub mod cpu_amo;
+/// CPU atomics on a word of this process (moved to comm-ofi, which also uses
+/// them on the mapped path; re-exported here).
+pub use comm_ofi::cpu_amo;
 pub mod error;
 pub mod executor;
 mod handler;
+mod mapped_reply;
 mod rawmem;
 pub mod registry;
 pub mod wire;

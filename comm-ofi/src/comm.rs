@@ -21,6 +21,7 @@ use crate::ctx::{
 use crate::env::Config;
 use crate::error::{Error, Result};
 use crate::heap::Heap;
+use crate::mapped::{HostLayout, LocalPath, Mapped};
 use crate::ofi::{Av, Cq, CqEntry, Domain, Endpoint, Fabric, Mr, WaitMode};
 use crate::select::{self, SelectRequest, Selection};
 use crate::Mode;
@@ -120,6 +121,10 @@ thread_local! {
     /// Whether the calling thread has AMOs in flight that an AM layer
     /// postponed (see [`AmoFallback::settle`]); checked by every PUT/GET.
     static POSTPONED_AMOS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether the calling thread issued fabric stores (PUTs, native AMOs)
+    /// since its context was last forced: an atomic on a mapped word must
+    /// then force them first (SC atomics follow the task's stores).
+    static FABRIC_STORES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Tells comm-ofi whether the calling thread has postponed AMOs in flight:
@@ -146,12 +151,17 @@ const FIRST_HANDLER_CTX: usize = 2;
 struct Layout {
     first_worker: usize,
     workers_bound: bool,
+    /// Contexts for other threads that bind one ([`Comm::bind_thread`]: the
+    /// main thread, a runtime's own threads), after the workers'.
+    threads: std::ops::Range<usize>,
     /// Contexts shared by unbound threads (taken and released per operation).
     shared: Vec<usize>,
 }
 
 impl Layout {
-    fn plan(contexts: usize, handlers: usize, workers: usize) -> Result<Layout> {
+    /// `threads`: contexts wanted for other threads, given only once every
+    /// worker has one.
+    fn plan(contexts: usize, handlers: usize, workers: usize, threads: usize) -> Result<Layout> {
         let reserved = 2 + handlers;
         if contexts < reserved {
             return Err(Error::Unsupported(format!(
@@ -168,9 +178,16 @@ impl Layout {
                 reserved..contexts
             })
             .collect();
+        let first_thread = reserved + workers;
+        let threads = if workers_bound {
+            first_thread..first_thread + contexts.saturating_sub(first_thread).min(threads)
+        } else {
+            first_thread..first_thread
+        };
         Ok(Layout {
             first_worker: reserved,
             workers_bound,
+            threads,
             shared,
         })
     }
@@ -195,6 +212,10 @@ pub struct Comm {
     prov: ProviderInfo,
     native: NativeAtomics,
     peers: Vec<Peer>,
+    /// The intra-node mapped path (peers' heaps mapped here).
+    mapped: Arc<Mapped>,
+    /// Where the locales live.
+    hosts: HostLayout,
     // Field order is drop order: contexts and endpoints before MRs before the heap.
     contexts: Vec<Mutex<TxContext>>,
     progress: Mutex<Option<JoinHandle<()>>>,
@@ -225,12 +246,6 @@ fn exchange_err(what: impl Into<String>) -> Error {
     Error::Exchange(what.into())
 }
 
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
 /// Encodes locale 0's choice for the others (or its error).
 fn encode_choice(r: &Result<Selection>) -> Vec<u8> {
     match r {
@@ -255,12 +270,25 @@ impl Comm {
     }
 
     /// Starts the comm layer with an explicit bootstrap and configuration.
-    pub fn init_with(oob: Box<dyn Oob>, cfg: Config) -> Result<Arc<Comm>> {
+    pub fn init_with(oob: Box<dyn Oob>, mut cfg: Config) -> Result<Arc<Comm>> {
         let me = oob.rank() as Locale;
 
-        // Which hosts: shm only reaches locales on this one.
-        let hosts = oob.allgather(hostname().as_bytes())?;
-        let single_host = hosts.iter().all(|h| *h == hosts[0]);
+        // Which hosts: shm only reaches locales on this one, the mapped path
+        // only those, and co-located locales share the cores.
+        let key = crate::mapped::host_key(cfg.test_hostnames.as_deref(), me as usize)?;
+        let keys = oob
+            .allgather(key.as_bytes())?
+            .into_iter()
+            .map(|k| String::from_utf8_lossy(&k).into_owned())
+            .collect();
+        let hosts = HostLayout::new(keys, me as usize);
+        let single_host = hosts.single_host();
+        if !cfg.num_workers_set {
+            let cores = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1);
+            cfg.num_workers = hosts.cores_owned(cores);
+        }
 
         // Locale 0 chooses; the others resolve exactly its choice.
         let req = SelectRequest {
@@ -301,10 +329,15 @@ impl Comm {
                 }
             }
         };
-        Comm::open(oob, cfg, sel)
+        Comm::open(oob, cfg, sel, hosts)
     }
 
-    fn open(oob: Box<dyn Oob>, cfg: Config, sel: Selection) -> Result<Arc<Comm>> {
+    fn open(
+        oob: Box<dyn Oob>,
+        cfg: Config,
+        sel: Selection,
+        hosts: HostLayout,
+    ) -> Result<Arc<Comm>> {
         let me = oob.rank() as Locale;
         let n = oob.size() as Locale;
         let info = &sel.info;
@@ -344,14 +377,19 @@ impl Comm {
         // endpoint that talks to us (the original sizes its AV the same way).
         // The transmit-context table: [0] shared by every unbound thread,
         // [1..=workers] one per worker thread, then one per AM handler.
-        let wanted = 2 + cfg.am_handlers + cfg.num_workers;
+        let wanted = 2 + cfg.am_handlers + cfg.num_workers + cfg.thread_contexts;
         let budget = info
             .ep_cnt()
             .saturating_sub(1)
             .max(1)
             .min(cfg.max_tx_contexts.unwrap_or(usize::MAX));
         let num_ctx = budget.min(wanted);
-        let layout = Layout::plan(num_ctx, cfg.am_handlers, cfg.num_workers)?;
+        let layout = Layout::plan(
+            num_ctx,
+            cfg.am_handlers,
+            cfg.num_workers,
+            cfg.thread_contexts,
+        )?;
         let bound = layout.workers_bound;
         let av = Av::open(&domain, n as usize * (num_ctx + 1) * 2)?;
         let rx_cq = Cq::open(&domain, 1024, wait)?;
@@ -380,8 +418,18 @@ impl Comm {
             }
         }
 
-        // Register the heap.
-        let heap = Heap::new(cfg.heap_size)?;
+        // Register the heap: shared (memfd) when co-located peers may map it.
+        let heap = if cfg.local_path == LocalPath::Mapped && hosts.local_count > 1 {
+            match Heap::new_shared(cfg.heap_size) {
+                Ok(h) => h,
+                Err(e) => {
+                    tracing::warn!("{e}; this locale's heap is reached through the fabric");
+                    Heap::new(cfg.heap_size)?
+                }
+            }
+        } else {
+            Heap::new(cfg.heap_size)?
+        };
         let access = crate::heap::HEAP_ACCESS;
         // SAFETY: the heap mapping outlives the MR (drop order in Comm).
         let mr = unsafe { Mr::register(&domain, heap.base(), heap.size(), access, 1)? };
@@ -400,6 +448,7 @@ impl Comm {
         }
         let needs_desc = prov.mr_mode & sys::FI_MR_LOCAL != 0;
         let order_dummy = heap.alloc(64, 64)?;
+        let mapped_block = heap.alloc(crate::mapped::BLOCK_BYTES, 64)?;
 
         // Exchange endpoint names and heap registrations.
         let names = oob.allgather(&rx_ep.name()?)?;
@@ -425,6 +474,23 @@ impl Comm {
                 key: w(2),
             });
         }
+
+        // Co-located peers' heaps, mapped.
+        let mapped = Arc::new(Mapped::establish(
+            &*oob,
+            &hosts,
+            cfg.local_path,
+            crate::mapped::OwnHeap {
+                base: heap.base_addr(),
+                size: heap.size() as u64,
+                fd: heap.shared_fd(),
+                block_off: mapped_block - heap.base_addr(),
+            },
+            &peers
+                .iter()
+                .map(|p| (p.heap_base, p.heap_size))
+                .collect::<Vec<_>>(),
+        )?);
 
         // Every context reaches every locale's order dummy (same heap offset).
         let dummy_off = order_dummy - heap.base_addr();
@@ -466,8 +532,9 @@ impl Comm {
             )));
         }
 
-        // Which atomics are native.
-        let native = if prov.atomics {
+        // Which atomics are native: none once any locale maps another (CPU
+        // atomics on mapped words do not mix with NIC atomics; see mapped.rs).
+        let native = if prov.atomics && !mapped.in_use() {
             let ctx = contexts[0].lock();
             NativeAtomics::probe(|ty, op, kind| ctx.atomic_valid(ty.datatype(), op.fi_op(), kind))
         } else {
@@ -476,7 +543,8 @@ impl Comm {
 
         let serial_for_rx = serial.clone();
         let stop = Arc::new(AtomicBool::new(false));
-        let progress = spawn_progress(rx_ep.clone(), stop.clone(), serial)?;
+        let idle = IdlePolicy::new(&cfg, &prov, &mapped);
+        let progress = spawn_progress(rx_ep.clone(), stop.clone(), serial, idle)?;
 
         if cfg.weaken.is_some() {
             tracing::warn!(
@@ -497,6 +565,8 @@ impl Comm {
             prov,
             native,
             peers,
+            mapped,
+            hosts,
             contexts,
             progress: Mutex::new(Some(progress)),
             stop,
@@ -522,8 +592,8 @@ impl Comm {
     /// The one-line description printed with `PGAS_VERBOSE=1`.
     pub fn describe(&self) -> String {
         format!(
-            "pgas-comm: {} MCM mode, {} provider, {} locales, {} endpoints ({} tx contexts), \
-             {} heap, {} atomics, {} progress{}",
+            "pgas-comm: {} MCM mode, {} provider, {} locales, {} endpoints ({} tx contexts, \
+             {} for other threads), {} heap, {} atomics, {} progress, {} local path{}",
             self.prov.mode,
             self.prov.name,
             self.n,
@@ -533,14 +603,27 @@ impl Comm {
                 "unbound"
             },
             self.contexts.len(),
+            self.layout.threads.len(),
             human_size(self.heap.size()),
-            match self.native.native_types() {
-                0 => "no native".to_string(),
-                k => format!("native ({k}/{} types)", AmoType::ALL.len()),
+            match (self.mapped.in_use(), self.native.native_types()) {
+                (true, _) => "CPU".to_string(),
+                (false, 0) => "no native".to_string(),
+                (false, k) => format!("native ({k}/{} types)", AmoType::ALL.len()),
             },
             match self.prov.wait {
                 WaitMode::Spin => "polling",
                 WaitMode::Block => "blocking-wait",
+            },
+            match (self.mapped.path(), self.mapped.mapped_peers()) {
+                (LocalPath::Fabric, _) => "fabric".to_string(),
+                (LocalPath::Mapped, 0) if self.hosts.local_count > 1 => {
+                    "fabric (mapping failed)".to_string()
+                }
+                (LocalPath::Mapped, 0) => "fabric (no co-located locale)".to_string(),
+                (LocalPath::Mapped, k) => format!(
+                    "mapped ({k} of {} co-located peers)",
+                    self.hosts.local_count - 1
+                ),
             },
             match self.cfg.weaken {
                 Some(w) => format!(", MCM WEAKENED ({w:?}, test-only)"),
@@ -767,9 +850,91 @@ impl Comm {
         Ok(())
     }
 
+    /// Binds the calling thread to a transmit context of its own for as long
+    /// as it runs (or until [`Comm::unbind_thread`]): the main thread, or a
+    /// runtime's own threads, then pay what a worker pays per operation
+    /// instead of taking a shared context and forcing its stores visible
+    /// after each one. `Ok(false)`: no context left
+    /// (`PGAS_THREAD_CONTEXTS`, or the provider's endpoints): the thread
+    /// stays unbound, which is correct, only slower. Already bound: `Ok(true)`.
+    pub fn bind_thread(&self) -> Result<bool> {
+        if self.thread_is_bound() {
+            return Ok(true);
+        }
+        for idx in self.layout.threads.clone() {
+            if !self.claimed[idx].swap(true, Ordering::AcqRel) {
+                self.contexts[idx].lock().bind();
+                let me = self as *const Comm as usize;
+                BOUND_CTX.with(|b| b.set(Some((me, idx))));
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Gives back the context of [`Comm::bind_thread`]: the thread's stores
+    /// are forced visible and its operations completed first (a boundary,
+    /// like a task end), then another thread may bind it. Does nothing on an
+    /// unbound thread; workers and AM threads keep theirs for life (an error).
+    pub fn unbind_thread(&self) -> Result<()> {
+        let me = self as *const Comm as usize;
+        let idx = match BOUND_CTX.with(|b| b.get()) {
+            Some((owner, i)) if owner == me => i,
+            _ => return Ok(()),
+        };
+        if !self.layout.threads.contains(&idx) {
+            return Err(Error::Unsupported(format!(
+                "transmit context {idx} belongs to a worker or AM thread for the whole run; only \
+                 contexts taken with bind_thread can be given back"
+            )));
+        }
+        self.settle_fallback()?;
+        self.mapped_boundary();
+        let mut ctx = self.contexts[idx].lock();
+        let r = self
+            .selector
+            .force_visible(&mut ctx)
+            .and_then(|()| ctx.wait_local());
+        ctx.unbind();
+        drop(ctx);
+        BOUND_CTX.with(|b| b.set(None));
+        FABRIC_STORES.with(|f| f.set(false));
+        self.claimed[idx].store(false, Ordering::Release);
+        r
+    }
+
     /// Whether threads get transmit contexts of their own.
     pub fn is_bound(&self) -> bool {
         self.bound
+    }
+
+    /// Contexts for threads that call [`Comm::bind_thread`].
+    pub fn thread_contexts(&self) -> usize {
+        self.layout.threads.len()
+    }
+
+    /// The intra-node mapped path of this locale.
+    pub fn mapped(&self) -> &Mapped {
+        &self.mapped
+    }
+
+    /// Where the locales of the job live (co-located ones share the cores).
+    pub fn hosts(&self) -> &HostLayout {
+        &self.hosts
+    }
+
+    /// The address in this process of `len` bytes at `at`, if this locale
+    /// reaches that heap by mapping (its own heap included): the AM layer
+    /// writes replies into a mapped initiator's done slot with it.
+    #[inline]
+    pub fn mapped_ptr(&self, at: GlobalAddr, len: usize) -> Option<*mut u8> {
+        self.mapped.translate(at.locale, at.addr, len)
+    }
+
+    /// How a receive poller (comm-ofi's progress thread, the AM poller)
+    /// behaves when idle.
+    pub fn idle_policy(&self) -> IdlePolicy {
+        IdlePolicy::new(&self.cfg, &self.prov, &self.mapped)
     }
 
     /// Whether the calling thread owns a transmit context for the run.
@@ -782,12 +947,19 @@ impl Comm {
     /// send (empty).
     fn rma_target(&self, at: GlobalAddr, len: usize) -> Result<Option<RemoteBuf>> {
         let remote = self.remote(at, len)?;
+        self.settle_postponed_to(at.locale)?;
+        Ok((len > 0).then_some(remote))
+    }
+
+    /// A later PUT/GET of the task to `locale` must see its postponed AMOs there.
+    #[inline]
+    fn settle_postponed_to(&self, locale: Locale) -> Result<()> {
         if POSTPONED_AMOS.with(|p| p.get()) {
             if let Some(fb) = self.amo_fallback.get() {
-                fb.settle_target(at.locale)?;
+                fb.settle_target(locale)?;
             }
         }
-        Ok((len > 0).then_some(remote))
+        Ok(())
     }
 
     fn rma_op(&self, ctx: &TxContext, ptr: *const u8, len: usize, remote: RemoteBuf) -> RmaOp {
@@ -806,6 +978,13 @@ impl Comm {
     /// Blocking PUT: copies `src` to `dst`. On return `src` may be reused;
     /// the stores become visible to others by the caller's next MCM boundary.
     pub fn put(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
+        if let Some(p) = self.mapped.translate(dst.locale, dst.addr, src.len()) {
+            self.settle_postponed_to(dst.locale)?;
+            // SAFETY: p..p+len lies in a heap mapped here (translate checked
+            // the range); src is a live slice; ranges may overlap (memmove).
+            unsafe { std::ptr::copy(src.as_ptr(), p, src.len()) };
+            return Ok(());
+        }
         let Some(remote) = self.rma_target(dst, src.len())? else {
             return Ok(());
         };
@@ -825,6 +1004,7 @@ impl Comm {
                 true,
             );
         }
+        FABRIC_STORES.with(|f| f.set(true));
         self.with_ctx(|ctx| {
             let op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
             self.selector
@@ -834,6 +1014,13 @@ impl Comm {
 
     /// Blocking GET: copies `src` into `dst`.
     pub fn get(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
+        if let Some(p) = self.mapped.translate(src.locale, src.addr, dst.len()) {
+            self.settle_postponed_to(src.locale)?;
+            // SAFETY: p..p+len lies in a heap mapped here (translate checked
+            // the range); dst is a live slice.
+            unsafe { std::ptr::copy(p, dst.as_mut_ptr(), dst.len()) };
+            return Ok(());
+        }
         let Some(remote) = self.rma_target(src, dst.len())? else {
             return Ok(());
         };
@@ -861,6 +1048,14 @@ impl Comm {
     /// Non-blocking PUT of `src` to `dst`: `src` must not be modified until
     /// the handle reports completion (the handle waits when dropped).
     pub fn put_nb<'a>(&'a self, dst: GlobalAddr, src: &'a [u8]) -> Result<NbHandle<'a>> {
+        if self
+            .mapped
+            .translate(dst.locale, dst.addr, src.len())
+            .is_some()
+        {
+            self.put(dst, src)?;
+            return Ok(NbHandle::done(self));
+        }
         let Some(remote) = self.rma_target(dst, src.len())? else {
             return Ok(NbHandle::done(self));
         };
@@ -868,6 +1063,7 @@ impl Comm {
             self.put(dst, src)?;
             return Ok(NbHandle::done(self));
         }
+        FABRIC_STORES.with(|f| f.set(true));
         self.nb(|ctx| {
             let mut op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
             op.seq = ctx.next_seq();
@@ -881,6 +1077,14 @@ impl Comm {
     /// Non-blocking GET of `src` into `dst`: `dst` holds the data once the
     /// handle reports completion (the handle waits when dropped).
     pub fn get_nb<'a>(&'a self, dst: &'a mut [u8], src: GlobalAddr) -> Result<NbHandle<'a>> {
+        if self
+            .mapped
+            .translate(src.locale, src.addr, dst.len())
+            .is_some()
+        {
+            self.get(dst, src)?;
+            return Ok(NbHandle::done(self));
+        }
         let Some(remote) = self.rma_target(src, dst.len())? else {
             return Ok(NbHandle::done(self));
         };
@@ -993,6 +1197,12 @@ impl Comm {
         fetch: bool,
     ) -> Result<u64> {
         let size = ty.size();
+        if self.mapped.in_use() {
+            if let Some(p) = self.mapped.translate(target.locale, target.addr, size) {
+                self.check_atomic_target(target, ty)?;
+                return self.mapped_amo(p, ty, op, operand, compare, fetch);
+            }
+        }
         let remote = self.remote(target, size)?;
         self.check_atomic_target(target, ty)?;
         let kind = AmoKind::of(op, fetch);
@@ -1008,6 +1218,9 @@ impl Comm {
         }
         // SC atomics: postponed AMOs of this thread (via AM) go first.
         self.settle_fallback()?;
+        if kind == AmoKind::Plain {
+            FABRIC_STORES.with(|f| f.set(true));
+        }
         let policy_kind = match (kind, op) {
             (AmoKind::Plain, _) => mcm::AmoKind::Update,
             (_, AmoOp::Read) => mcm::AmoKind::Read,
@@ -1039,6 +1252,54 @@ impl Comm {
         })
     }
 
+    /// An atomic on a word of a heap mapped here: a CPU atomic (SeqCst).
+    /// Like a native AMO it follows the task's postponed AMOs and, being an
+    /// SC atomic, its fabric stores to other locales.
+    fn mapped_amo(
+        &self,
+        p: *mut u8,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+        compare: u64,
+        fetch: bool,
+    ) -> Result<u64> {
+        self.settle_fallback()?;
+        if FABRIC_STORES.with(|f| f.get()) {
+            self.force_stores_visible()?;
+        }
+        // SAFETY: p is an aligned word (checked by the caller) of a heap
+        // mapped here; words targeted by atomics are only accessed
+        // atomically (the API contract), and with the mapped path in use
+        // every atomic on them is a CPU atomic (mapped.rs).
+        unsafe { crate::cpu_amo::apply(p as u64, ty, op, operand, compare, fetch) }
+            .map_err(Error::Unsupported)
+    }
+
+    /// An unordered (non-fetching, done whenever before the task's next
+    /// fence) atomic: on a mapped word it is done at once and `Ok(true)`
+    /// returned; `Ok(false)`: the word is not mapped here, the caller
+    /// buffers it.
+    pub fn amo_unordered_mapped(
+        &self,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+    ) -> Result<bool> {
+        if !self.mapped.in_use() {
+            return Ok(false);
+        }
+        let Some(p) = self.mapped.translate(target.locale, target.addr, ty.size()) else {
+            return Ok(false);
+        };
+        self.check_atomic_target(target, ty)?;
+        // SAFETY: as in mapped_amo.
+        unsafe { crate::cpu_amo::apply(p as u64, ty, op, operand, 0, false) }
+            .map_err(Error::Unsupported)?;
+        Ok(true)
+    }
+
     /// Checks what every remote atomic needs whichever way it goes (native
     /// or through an AM): a valid locale and an address aligned to the type.
     pub fn check_atomic_target(&self, target: GlobalAddr, ty: AmoType) -> Result<()> {
@@ -1062,11 +1323,24 @@ impl Comm {
         self.force_stores_visible()
     }
 
+    /// The boundary's part for the mapped path: the calling CPU's stores to
+    /// mapped heaps are globally visible (its store buffer drained) before
+    /// anything after the boundary (docs/mcm.md, "The mapped path").
+    #[inline]
+    fn mapped_boundary(&self) {
+        if self.mapped.in_use() {
+            std::sync::atomic::fence(Ordering::SeqCst);
+        }
+    }
+
     /// The boundary without waiting for postponed AMOs via AM: only the
     /// PUTs and native AMOs of the calling thread's context. For the AM
     /// layer, which orders its own AMOs.
     pub fn force_stores_visible(&self) -> Result<()> {
-        self.with_ctx(|ctx| self.selector.force_visible(ctx))
+        self.mapped_boundary();
+        self.with_ctx(|ctx| self.selector.force_visible(ctx))?;
+        FABRIC_STORES.with(|f| f.set(false));
+        Ok(())
     }
 
     fn settle_fallback(&self) -> Result<()> {
@@ -1082,6 +1356,7 @@ impl Comm {
     /// The boundary on every transmit context of this locale (barrier,
     /// finalize): what any thread stored before is visible after it.
     pub fn force_visible_all(&self) -> Result<()> {
+        self.mapped_boundary();
         let mut first_err = self.settle_fallback().err();
         for c in &self.contexts {
             if let Err(e) = self.selector.force_visible(&mut c.lock()) {
@@ -1142,6 +1417,7 @@ impl Comm {
 
     fn stop_progress(&self) {
         self.stop.store(true, Ordering::Release);
+        self.mapped.ring_self();
         if let Some(h) = self.progress.lock().take() {
             let _ = h.join();
         }
@@ -1221,6 +1497,13 @@ impl Comm {
     /// needs `FI_MR_LOCAL`.
     pub fn send(&self, target: Locale, msg: &[u8]) -> Result<()> {
         self.check_locale(target)?;
+        // A mapped target's poller may sleep on its doorbell: ring before
+        // (it wakes while we send; providers whose send completes only once
+        // the target progressed need that) and after (the sleeper's check).
+        self.mapped.ring(target);
+        // Our stores to mapped heaps before the message (no instruction on
+        // x86; a barrier on weakly ordered CPUs).
+        std::sync::atomic::fence(Ordering::Release);
         self.with_ctx(|ctx| {
             let local = LocalBuf {
                 ptr: msg.as_ptr() as *mut u8,
@@ -1228,7 +1511,9 @@ impl Comm {
                 desc: self.local_desc(ctx, msg.as_ptr(), msg.len()),
             };
             self.selector.send(ctx, target as usize, SendOp { local })
-        })
+        })?;
+        self.mapped.ring(target);
+        Ok(())
     }
 
     /// Sends a short message (at most the provider's inject size) from the
@@ -1257,7 +1542,10 @@ impl Comm {
         }
         let mut ctx = self.contexts[PROGRESS_CTX].lock();
         match ctx.inject_send(target as usize, msg) {
-            Ok(()) => Ok(true),
+            Ok(()) => {
+                self.mapped.ring(target);
+                Ok(true)
+            }
             Err(Error::WouldBlock { .. }) => Ok(false),
             Err(e) => Err(e),
         }
@@ -1297,27 +1585,105 @@ fn thread_hint() -> usize {
     h.finish() as usize
 }
 
+/// How a receive poller behaves when it finds nothing: keep polling
+/// (yielding) while peers may need its progress; otherwise poll for
+/// `PGAS_POLL_SPIN_US` after the last completion, then sleep on the
+/// doorbell until a mapped peer rings it (or a timeout passes).
+#[derive(Debug, Clone)]
+pub struct IdlePolicy {
+    mapped: Option<Arc<Mapped>>,
+    spin: std::time::Duration,
+}
+
+/// Longest doorbell sleep: bounds the delay if a wake-up were ever missed.
+const DOORBELL_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(50);
+
+impl IdlePolicy {
+    fn new(cfg: &Config, prov: &ProviderInfo, mapped: &Arc<Mapped>) -> IdlePolicy {
+        // Blocking CQ waits block already; udp;ofi_rxd completes a send only
+        // once the receiver's progress acknowledged it (keep polling).
+        let may_sleep =
+            mapped.rung_by_all() && prov.wait == WaitMode::Spin && !prov.name.contains("ofi_rxd");
+        IdlePolicy {
+            mapped: may_sleep.then(|| mapped.clone()),
+            spin: std::time::Duration::from_micros(cfg.poll_spin_us),
+        }
+    }
+
+    /// Whether the poller blocks when idle (every peer maps this locale and
+    /// rings it; nothing needs its progress for RMA).
+    pub fn may_sleep(&self) -> bool {
+        self.mapped.is_some()
+    }
+
+    /// Called when a poll found nothing, `idle_since` being when the last
+    /// completion came. Returns at once while the poller should keep
+    /// polling (after a yield once it has been idle a little); otherwise
+    /// announces the sleep, calls `poll_again` (which must poll once and
+    /// say whether it found anything) and sleeps only if it found nothing.
+    /// Returns whether it slept.
+    pub fn idle(
+        &self,
+        idle_since: std::time::Instant,
+        idle_polls: u32,
+        poll_again: impl FnOnce() -> bool,
+    ) -> bool {
+        match &self.mapped {
+            Some(m) if idle_since.elapsed() >= self.spin => {
+                m.prepare_sleep();
+                if poll_again() {
+                    m.cancel_sleep();
+                    return false;
+                }
+                m.sleep(DOORBELL_TIMEOUT);
+                true
+            }
+            _ => {
+                if idle_polls > 16 {
+                    std::thread::yield_now();
+                }
+                false
+            }
+        }
+    }
+}
+
 fn spawn_progress(
     rx_ep: Arc<Endpoint>,
     stop: Arc<AtomicBool>,
     serial: Option<crate::ctx::DomainLock>,
+    idle: IdlePolicy,
 ) -> Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("pgas-progress".into())
         .spawn(move || {
             let cq: &Cq = rx_ep.rx_cq();
             let mut buf = [CqEntry::default(); 8];
-            while !stop.load(Ordering::Acquire) {
+            let read = |buf: &mut [CqEntry]| {
                 let guard = serial.as_ref().map(|l| l.lock());
-                let r = cq.read(&mut buf, 100);
+                let r = cq.read(buf, 100);
                 drop(guard);
-                match r {
+                r
+            };
+            let mut since = std::time::Instant::now();
+            let mut polls = 0u32;
+            while !stop.load(Ordering::Acquire) {
+                match read(&mut buf) {
                     Ok(0) => {
+                        polls = polls.saturating_add(1);
                         if cq.wait_mode() == WaitMode::Spin {
-                            std::thread::yield_now();
+                            let slept = idle.idle(since, polls, || {
+                                stop.load(Ordering::Acquire) || !matches!(read(&mut buf), Ok(0))
+                            });
+                            if slept {
+                                since = std::time::Instant::now();
+                            }
                         }
                     }
-                    Ok(_) => {}
+                    Ok(_) => {
+                        since = std::time::Instant::now();
+                        polls = 0;
+                    }
                     Err(e) => tracing::warn!("progress thread: {}", e.error),
                 }
             }

@@ -8,19 +8,22 @@
 
 pub mod amo;
 pub mod comm;
+pub mod cpu_amo;
 pub mod ctx;
 pub mod env;
 pub mod error;
 pub mod heap;
+pub mod mapped;
 pub mod ofi;
 pub mod quirks;
 pub mod select;
 
 pub use amo::{AmoKind, AmoOp, AmoType};
 pub use comm::{
-    note_postponed_amos, AmoFallback, Comm, GlobalAddr, Locale, NbHandle, ProviderInfo,
+    note_postponed_amos, AmoFallback, Comm, GlobalAddr, IdlePolicy, Locale, NbHandle, ProviderInfo,
 };
 pub use ctx::{ProofRequest, VisibilityProver};
 pub use env::Config;
 pub use error::{Error, OfiError, Result};
+pub use mapped::LocalPath;
 pub use mcm::Mode;

@@ -224,6 +224,9 @@ impl Builder {
             return Err(Error::AlreadyInitialized);
         }
         let rt = RUNTIME.get().expect("just set");
+        // The thread that starts the runtime (the main program) gets a
+        // transmit context of its own where the provider has enough.
+        rt.bind_thread()?;
         // Nobody sends an on-statement before every locale can find its runtime.
         rt.comm.barrier()?;
         tracing::debug!(locale = rt.here(), "{}", rt.describe());
@@ -248,20 +251,11 @@ fn all_native(comm: &Comm, ty: AmoType) -> bool {
         .all(|&op| comm.amo_is_native(ty, op, true) && comm.amo_is_native(ty, op, false))
 }
 
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
 /// Cores for the workers: locales on one host take turns over the cores
-/// this process may use, so co-located locales do not stack on core 0.
+/// this process may use, so co-located locales do not stack on core 0 (by
+/// default each has as many workers as cores it owns: see comm-ofi's
+/// `HostLayout::cores_owned`).
 fn pin_plan(comm: &Comm, pin: bool) -> Result<Option<Vec<usize>>> {
-    // Collective either way, so every locale makes the same calls.
-    let hosts = comm
-        .oob()
-        .allgather(hostname().as_bytes())
-        .map_err(comm_ofi::Error::from)?;
     if !pin {
         return Ok(None);
     }
@@ -274,8 +268,7 @@ fn pin_plan(comm: &Comm, pin: bool) -> Result<Option<Vec<usize>>> {
         tracing::warn!("cannot read the cores available to this process; workers are not pinned");
         return Ok(None);
     }
-    let me = comm.here() as usize;
-    let local_rank = hosts[..me].iter().filter(|h| **h == hosts[me]).count();
+    let local_rank = comm.hosts().local_rank;
     let w = comm.config().num_workers;
     Ok(Some(
         (0..w)
@@ -1086,7 +1079,7 @@ impl Runtime {
         } else {
             operand
         };
-        if self.amo_native(ty) {
+        if self.amo_native(ty) || self.amo_mapped(target, ty) {
             // See NATIVE_AS_FETCHING: a fetching native atomic has been
             // applied at the target when it completes.
             let old = self.comm.amo(
@@ -1105,7 +1098,16 @@ impl Runtime {
         }
     }
 
-    /// An unordered (buffered, non-fetching) atomic on raw bits.
+    /// Whether an atomic on `target` is a CPU atomic on a word mapped here
+    /// (the intra-node mapped path; comm-ofi does it).
+    fn amo_mapped(&self, target: GlobalAddr, ty: AmoType) -> bool {
+        self.comm.mapped().in_use() && self.comm.mapped_ptr(target, ty.size()).is_some()
+    }
+
+    /// An unordered (buffered, non-fetching) atomic on raw bits. On a word
+    /// mapped here it is a CPU atomic done at once (unordered semantics
+    /// allow any time before the fence); otherwise it is buffered and sent
+    /// with the others to the same locale at the fence.
     pub fn amo_unordered_bits(
         &self,
         target: GlobalAddr,
@@ -1137,6 +1139,9 @@ impl Runtime {
         } else {
             operand
         };
+        if self.comm.amo_unordered_mapped(target, ty, aop, operand)? {
+            return Ok(());
+        }
         if unordered::push(unordered::Op::Amo {
             target,
             ty,
@@ -1256,6 +1261,28 @@ impl Runtime {
     /// called from a task (never blocks a worker thread).
     pub fn wait_until(&self, done: impl FnMut() -> bool) {
         self.pool.wait_until(done)
+    }
+
+    /// Gives the calling thread (the main program, or a runtime's own thread
+    /// that communicates) a transmit context of its own, so its blocking
+    /// operations cost what they cost in a task. [`Builder::init`] binds the
+    /// thread that calls it. Returns whether it got one (`false`: none left,
+    /// `PGAS_THREAD_CONTEXTS`; it stays unbound, correct but slower).
+    pub fn bind_thread(&self) -> Result<bool> {
+        if self.pool.current_worker().is_some() {
+            return Ok(true);
+        }
+        Ok(self.comm.bind_thread()?)
+    }
+
+    /// Gives back the context of [`Runtime::bind_thread`] (a boundary: the
+    /// thread's stores are made visible first). Call it before a bound
+    /// thread ends, or its context stays taken.
+    pub fn unbind_thread(&self) -> Result<()> {
+        if self.pool.current_worker().is_some() {
+            return Ok(());
+        }
+        Ok(self.comm.unbind_thread()?)
     }
 
     /// Boundary hook for a runtime with its own tasking: a task is about to

@@ -1,13 +1,14 @@
 //! Atomics carried out with CPU instructions on the target's word: what an
-//! AMO-via-AM does once it arrives, and what a locale does for its own words
-//! when the provider has no native atomics.
+//! AMO-via-AM does once it arrives, what a locale does for its own words
+//! when the provider has no native atomics, and what every atomic on a
+//! mapped peer's word is (the intra-node mapped path, `mapped`).
 //!
 //! Exists so that every (type, op, fetch) combination of comm-ofi's
 //! `AmoType` x `AmoOp` has one definition whose results match the native
 //! ones bit for bit (the old value, zero-extended into the low bytes; 0 for
 //! non-fetching ops), testable without a network.
 
-use comm_ofi::{AmoOp, AmoType};
+use crate::{AmoOp, AmoType};
 use std::sync::atomic::{
     AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicU16, AtomicU32, AtomicU64, AtomicU8,
     Ordering::SeqCst,
