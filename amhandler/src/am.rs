@@ -1143,7 +1143,14 @@ impl Am {
                 let Some(entry) = self.registry.get(h.a) else {
                     self.unknown(&h);
                 };
-                if h.fast() {
+                if h.fast() && h.op == Op::ExecOn && h.blocking() && self.mapped_slot(&h).is_some()
+                {
+                    // A fast body for a mapped initiator runs right here: its
+                    // reply is a store into the initiator's slot, which never
+                    // waits on the network (no hop to the handler thread).
+                    let r = self.run_body(&entry, h.src, payload);
+                    self.reply(&h, &entry.name, r);
+                } else if h.fast() {
                     self.push_handler(Work {
                         h,
                         payload: payload.to_vec(),

@@ -226,13 +226,12 @@ fn poll_loop(am: &Am) {
             } else if policy.may_sleep() {
                 if !pending.iter().any(|p| *p) && am.deferred_nops.is_empty() {
                     let mut again = Ok(0);
-                    let slept = policy.idle(idle_since, idle, || {
+                    // After a sleep with nothing come, straight back to sleep:
+                    // only a completion restarts the spinning.
+                    policy.idle(idle_since, idle, || {
                         again = am.comm.poll_rx(&mut buf, 0);
                         am.stop_poll.load(Ordering::Acquire) || !matches!(again, Ok(0))
                     });
-                    if slept {
-                        idle_since = std::time::Instant::now();
-                    }
                     r = again;
                 } else if idle > 16 {
                     std::thread::yield_now();
@@ -373,6 +372,8 @@ fn handler_loop(am: &Am) {
             std::thread::park_timeout(Duration::from_millis(20));
         }
         am.hq_idle.lock().retain(|t| t.id() != me.id());
-        idle = 0;
+        // Woken with work: spin again from the start; a timeout with none:
+        // straight back to sleep (no second round of yields).
+        idle = if am.hq.is_empty() { HANDLER_YIELDS } else { 0 };
     }
 }

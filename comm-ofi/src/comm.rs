@@ -1672,12 +1672,10 @@ fn spawn_progress(
                     Ok(0) => {
                         polls = polls.saturating_add(1);
                         if cq.wait_mode() == WaitMode::Spin {
-                            let slept = idle.idle(since, polls, || {
+                            // Only a completion restarts the spinning.
+                            idle.idle(since, polls, || {
                                 stop.load(Ordering::Acquire) || !matches!(read(&mut buf), Ok(0))
                             });
-                            if slept {
-                                since = std::time::Instant::now();
-                            }
                         }
                     }
                     Ok(_) => {

@@ -393,7 +393,9 @@ impl Pool {
                 self.num_sleepers.fetch_sub(1, Ordering::AcqRel);
             }
             drop(s);
-            idle = 0;
+            // Work came: spin again from the start; a timeout with none:
+            // straight back to sleep (no second round of spins and yields).
+            idle = if self.has_work() { 0 } else { 256 };
         }
     }
 
