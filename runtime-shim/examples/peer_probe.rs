@@ -147,12 +147,48 @@ fn report(path: &str) -> Result<(), String> {
     println!("| op | Lamellar shmem | ours, main thread | ours, in a task | ratio main | ratio task | target |");
     println!("|---|---|---|---|---|---|---|");
     let rows: [(&str, &str, &str, bool, &str); 6] = [
-        ("blocking 8 B PUT (us)", "lamellar_unsafearray_put_u64_block_us", "put", false, "<= 0.06"),
-        ("blocking 8 B GET (us)", "lamellar_unsafearray_get_u64_block_us", "get", false, "<= 0.1"),
-        ("fetch-add u64 (us)", "lamellar_atomicarray_fetch_add_block_us", "fetch_add", false, "<= 0.08"),
-        ("on-statement round trip returning a value (us)", "lamellar_am_roundtrip_us", "on", false, "<= 10"),
-        ("fast on-statement round trip (us)", "lamellar_am_roundtrip_us", "on_fast", false, "<= 10"),
-        ("unordered atomic add rate (Mops)", "lamellar_atomicarray_add_rate_Mops", "add_rate", true, ">= 5"),
+        (
+            "blocking 8 B PUT (us)",
+            "lamellar_unsafearray_put_u64_block_us",
+            "put",
+            false,
+            "<= 0.06",
+        ),
+        (
+            "blocking 8 B GET (us)",
+            "lamellar_unsafearray_get_u64_block_us",
+            "get",
+            false,
+            "<= 0.1",
+        ),
+        (
+            "fetch-add u64 (us)",
+            "lamellar_atomicarray_fetch_add_block_us",
+            "fetch_add",
+            false,
+            "<= 0.08",
+        ),
+        (
+            "on-statement round trip returning a value (us)",
+            "lamellar_am_roundtrip_us",
+            "on",
+            false,
+            "<= 10",
+        ),
+        (
+            "fast on-statement round trip (us)",
+            "lamellar_am_roundtrip_us",
+            "on_fast",
+            false,
+            "<= 10",
+        ),
+        (
+            "unordered atomic add rate (Mops)",
+            "lamellar_atomicarray_add_rate_Mops",
+            "add_rate",
+            true,
+            ">= 5",
+        ),
     ];
     for (name, peer, ours, rate, target) in rows {
         let unit = if rate { "Mops" } else { "us" };

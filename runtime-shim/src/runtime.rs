@@ -193,7 +193,7 @@ impl Builder {
         let am = match amhandler::start_with(
             comm.clone(),
             amhandler::Options {
-                config: None,
+                config: Some(am_config(cores.as_deref())?),
                 spawner: Some(pool.clone()),
                 registry: self.registry,
             },
@@ -275,6 +275,17 @@ fn pin_plan(comm: &Comm, pin: bool) -> Result<Option<Vec<usize>>> {
             .map(|i| cores[(local_rank * w + i) % cores.len()])
             .collect(),
     ))
+}
+
+/// The AM layer's knobs; with pinned workers and no `PGAS_AM_HANDLER_CORE`,
+/// its poller and handlers share this locale's first worker core (they
+/// block when idle; nothing of ours spins on a core another locale owns).
+fn am_config(cores: Option<&[usize]>) -> Result<amhandler::AmConfig> {
+    let mut c = amhandler::AmConfig::from_env()?;
+    if c.handler_core.is_none() {
+        c.handler_core = cores.and_then(|c| c.first().copied());
+    }
+    Ok(c)
 }
 
 /// The applied side of an unordered-AMO batch (runs in the target's handler).

@@ -30,7 +30,13 @@ fn e<E: std::fmt::Display>(e: E) -> String {
 }
 
 const WHERE: FnId = fn_id("mapped-probe.where");
-const ROUNDS: u64 = 2000;
+/// Updates per (thread, target) in `mixed`; `MAPPED_PROBE_ROUNDS` overrides.
+fn rounds() -> u64 {
+    std::env::var("MAPPED_PROBE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000)
+}
 
 fn paths(rt: &'static Runtime) -> R {
     let comm = rt.comm();
@@ -54,7 +60,7 @@ fn paths(rt: &'static Runtime) -> R {
 fn hammer(rt: &'static Runtime, counts: &Dist<u64>, slots: &Dist<u64>, who: u64) -> R {
     let n = rt.num_locales();
     let me = rt.here();
-    for i in 0..ROUNDS {
+    for i in 0..rounds() {
         for t in 0..n {
             let w = rt.atomic(counts.at(t).map_err(e)?);
             match i % 3 {
@@ -86,27 +92,26 @@ fn mixed(rt: &'static Runtime) -> R {
     let slots = Arc::new(rt.alloc_all::<u64>(2 * n as usize).map_err(e)?);
     rt.barrier().map_err(e)?;
     let (c2, s2) = (counts.clone(), slots.clone());
-    let task = rt
-        .spawn(move || hammer(rt, &c2, &s2, 1))
-        .map_err(e)?;
+    let task = rt.spawn(move || hammer(rt, &c2, &s2, 1)).map_err(e)?;
     hammer(rt, &counts, &slots, 0)?;
     task.join().map_err(e)??;
     rt.barrier().map_err(e)?;
-    let mine = rt
-        .atomic(counts.at(me).map_err(e)?)
-        .read()
-        .map_err(e)?;
-    let want = n as u64 * 2 * ROUNDS;
+    let mine = rt.atomic(counts.at(me).map_err(e)?).read().map_err(e)?;
+    let want = n as u64 * 2 * rounds();
     if mine != want {
         return Err(format!(
             "locale {me}: its word counts {mine} updates, expected {want} \
-             ({n} locales x 2 threads x {ROUNDS})"
+             ({n} locales x 2 threads x {} rounds)",
+            rounds()
         ));
     }
     for t in 0..n {
         for from in 0..n {
             for who in 0..2u64 {
-                let p = slots.at(t).map_err(e)?.add(from as usize * 2 + who as usize);
+                let p = slots
+                    .at(t)
+                    .map_err(e)?
+                    .add(from as usize * 2 + who as usize);
                 let v = rt.get_value(p).map_err(e)?;
                 if v != pattern(from, t, who) {
                     return Err(format!(
@@ -118,9 +123,7 @@ fn mixed(rt: &'static Runtime) -> R {
         }
         let r = rt.on(t, WHERE, &[]).map_err(e)?;
         if r != t.to_le_bytes() {
-            return Err(format!(
-                "locale {me}: on-statement to {t} answered {r:?}"
-            ));
+            return Err(format!("locale {me}: on-statement to {t} answered {r:?}"));
         }
     }
     rt.barrier().map_err(e)
@@ -213,9 +216,7 @@ fn budget(rt: &'static Runtime) -> R {
 fn main() -> ExitCode {
     let scenarios: Vec<String> = std::env::args().skip(1).collect();
     let b = Builder::new();
-    if let Err(x) = b.register("mapped-probe.where", |c, _| {
-        c.here().to_le_bytes().to_vec()
-    }) {
+    if let Err(x) = b.register("mapped-probe.where", |c, _| c.here().to_le_bytes().to_vec()) {
         eprintln!("mapped_probe: {x}");
         return ExitCode::FAILURE;
     }

@@ -731,7 +731,9 @@ litmus-done\tprovider=shm\tmode=message-order\tweaken=none\tinstances=2\tforbidd
         assert_eq!(conf.len(), (9 + 3) * GROUPS.len());
         for (p, modes) in MAPPED_CELLS {
             for m in modes {
-                assert!(conf.iter().any(|j| j.mapped && j.provider == p && j.mode == *m));
+                assert!(conf
+                    .iter()
+                    .any(|j| j.mapped && j.provider == p && j.mode == *m));
             }
         }
         assert!(neg.iter().all(|j| !j.mapped));
