@@ -256,6 +256,12 @@ fn poll_loop(am: &Am) {
                         pending[i] = true;
                     }
                 }
+                // Whatever we handed over (a body for a worker, work for
+                // the handler) may be for a thread on this very core: let
+                // it run now rather than after our next idle polls.
+                if !am.block_wait {
+                    std::thread::yield_now();
+                }
             }
             Err(e) => {
                 if e.error.code == -(libc::ECANCELED as i64) {

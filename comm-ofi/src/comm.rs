@@ -1773,3 +1773,31 @@ impl Drop for NbHandle<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Layout;
+
+    #[test]
+    fn layout_gives_thread_contexts_only_after_every_worker() {
+        // [0] shared, [1] progress, [2] handler, [3..5] workers, [5..7] threads.
+        let l = Layout::plan(7, 1, 2, 2).unwrap();
+        assert!(l.workers_bound);
+        assert_eq!(l.first_worker, 3);
+        assert_eq!(l.threads, 5..7);
+        assert_eq!(l.shared, vec![0]);
+        // One context short: one thread context.
+        let l = Layout::plan(6, 1, 2, 2).unwrap();
+        assert_eq!(l.threads, 5..6);
+        // Workers not all bound: no thread contexts, workers share the rest.
+        let l = Layout::plan(4, 1, 2, 2).unwrap();
+        assert!(!l.workers_bound);
+        assert!(l.threads.is_empty());
+        assert_eq!(l.shared, vec![0, 3]);
+        // None asked for.
+        assert!(Layout::plan(9, 1, 2, 0).unwrap().threads.is_empty());
+        // Below the reserved contexts: an error naming the numbers.
+        let e = Layout::plan(2, 1, 2, 2).unwrap_err().to_string();
+        assert!(e.contains("at least 3"), "{e}");
+    }
+}

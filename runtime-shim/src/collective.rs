@@ -130,6 +130,10 @@ impl Collectives {
             let partner = (me + dist) % n;
             let flag = GlobalAddr::new(partner as Locale, self.peers[partner] + 8 * round as u64);
             comm.put(flag, &e.to_le_bytes())?;
+            // The partner waits for this flag: on a bound context a PUT may
+            // dangle until the next boundary (and on udp;ofi_rxd it does not
+            // even travel without our progress), so publish it now.
+            comm.force_stores_visible()?;
             let mine = heap_word(comm, self.area + 8 * round as u64);
             wait(&|| mine.load(Ordering::Acquire) >= e);
             dist *= 2;

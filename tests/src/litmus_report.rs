@@ -753,7 +753,7 @@ litmus-done\tprovider=shm\tmode=message-order\tweaken=none\tinstances=2\tforbidd
                 .any(|j| j.provider == p && j.weaken == Some("no-source-wait")));
         }
         let (fconf, fneg) = plan(true);
-        assert_eq!(fconf.len(), 9 * FULL_GROUPS.len());
+        assert_eq!(fconf.len(), (9 + 3) * FULL_GROUPS.len());
         assert!(fneg.len() > neg.len());
         assert!(fconf[0].iters > conf[0].iters);
     }
