@@ -8,8 +8,14 @@
 //! * the blocking on-statement returning a value (`Runtime::on`: the body
 //!   runs as a task on a worker there) and its fast form (`on_fast`: the
 //!   body runs in the target's AM thread);
-//! * the rate of unordered adds (`add_unordered` x 16 ITERS, then
-//!   `unordered_fence`), Lamellar's `AtomicArray::add(..).spawn()` + `wait_all`.
+//! * the rate of unordered adds (`add_unordered` in rounds of 16 ITERS,
+//!   then `unordered_fence`), Lamellar's `AtomicArray::add(..).spawn()` +
+//!   `wait_all`.
+//!
+//! PUT, GET, fetch-add and the add rate repeat rounds of ITERS until 50 ms
+//! have passed (ours take nanoseconds: 5000 of them would be 30 us, decided
+//! by any one preemption); the on-statements run min(ITERS, 5000) once, as
+//! the peer's AM loop does.
 //!
 //! Prints one line per figure: `ours <metric> <value>` (us per op, or Mops),
 //! then the verbose selection line on stderr (`PGAS_VERBOSE=1`).
@@ -28,6 +34,24 @@ fn per_op_us(t: Instant, n: usize) -> f64 {
     t.elapsed().as_secs_f64() / n as f64 * 1e6
 }
 
+/// Sub-microsecond operations: rounds of `iters` until at least 50 ms have
+/// passed (5000 of them take 30 us, where one preemption would decide the
+/// figure); returns microseconds per operation.
+fn timed(
+    iters: usize,
+    mut op: impl FnMut(usize) -> runtime_shim::Result<()>,
+) -> runtime_shim::Result<f64> {
+    let t = Instant::now();
+    let mut n = 0;
+    while n == 0 || t.elapsed().as_millis() < 50 {
+        for i in 0..iters {
+            op(i)?;
+        }
+        n += iters;
+    }
+    Ok(per_op_us(t, n))
+}
+
 /// Every figure, measured by the calling thread; `tag` is `main` or `task`.
 fn measure(
     rt: &'static Runtime,
@@ -41,23 +65,20 @@ fn measure(
     for i in 0..100 {
         rt.put_value(cell, i)?;
     }
-    let t = Instant::now();
-    for i in 0..iters {
-        rt.put_value(cell, i as u64)?;
-    }
-    out.push((format!("put_{tag}_us"), per_op_us(t, iters)));
-    let t = Instant::now();
+    let put = timed(iters, |i| rt.put_value(cell, i as u64))?;
+    out.push((format!("put_{tag}_us"), put));
     let mut s = 0u64;
-    for _ in 0..iters {
+    let get = timed(iters, |_| {
         s = s.wrapping_add(rt.get_value(cell)?);
-    }
-    out.push((format!("get_{tag}_us"), per_op_us(t, iters)));
+        Ok(())
+    })?;
+    out.push((format!("get_{tag}_us"), get));
     std::hint::black_box(s);
-    let t = Instant::now();
-    for _ in 0..iters {
+    let fadd = timed(iters, |_| {
         std::hint::black_box(a.fetch_add(1)?);
-    }
-    out.push((format!("fetch_add_{tag}_us"), per_op_us(t, iters)));
+        Ok(())
+    })?;
+    out.push((format!("fetch_add_{tag}_us"), fadd));
     let on_iters = iters.min(5000);
     for (name, fast) in [("on", false), ("on_fast", true)] {
         let t = Instant::now();
@@ -76,16 +97,9 @@ fn measure(
         }
         out.push((format!("{name}_{tag}_us"), per_op_us(t, on_iters)));
     }
-    let reps = iters * 16;
-    let t = Instant::now();
-    for _ in 0..reps {
-        a.add_unordered(1)?;
-    }
-    rt.unordered_fence()?;
-    out.push((
-        format!("add_rate_{tag}_Mops"),
-        reps as f64 / t.elapsed().as_secs_f64() / 1e6,
-    ));
+    let rate = timed(iters * 16, |_| a.add_unordered(1))
+        .and_then(|us| rt.unordered_fence().map(|()| 1.0 / us))?;
+    out.push((format!("add_rate_{tag}_Mops"), rate));
     Ok(out)
 }
 

@@ -416,7 +416,8 @@ impl Pool {
     }
 
     /// Waits until `done()` holds. A worker runs other ready tasks meanwhile;
-    /// any other thread spins, yields, then sleeps briefly between checks.
+    /// any other thread spins, yields, then sleeps between checks (longer
+    /// the longer it waits, at most 320 us, or 800 us with blocking waits).
     pub fn wait_until(&self, mut done: impl FnMut() -> bool) {
         let mut idle = 0u32;
         while !done() {
@@ -430,7 +431,12 @@ impl Pool {
             } else if idle < 1024 && !(self.block_wait && idle > 256) {
                 std::thread::yield_now();
             } else {
-                std::thread::sleep(Duration::from_micros(if self.block_wait { 50 } else { 20 }));
+                // Backing off (20 us doubling to 320 us) so that a long wait
+                // (a main thread in a barrier while others work) does not
+                // wake tens of thousands of times a second on a shared core.
+                let base = if self.block_wait { 50 } else { 20 };
+                let k = (idle - 1024).min(4);
+                std::thread::sleep(Duration::from_micros(base << k));
             }
         }
     }
