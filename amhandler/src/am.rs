@@ -142,6 +142,8 @@ pub struct Am {
     pub(crate) poller: Mutex<Option<JoinHandle<()>>>,
     pub(crate) handlers: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) counters: Counters,
+    /// The receive side (poller thread, idle workers).
+    pub(crate) poll: crate::handler::PollShared,
 }
 
 impl std::fmt::Debug for Am {
@@ -303,6 +305,7 @@ impl Am {
         let here = comm.here();
         let n = comm.num_locales();
         let delay_nf = cfg.delay_amo_done && cfg.handlers == 1;
+        let poll = crate::handler::PollShared::new(&comm, &cfg, block_wait);
         Arc::new_cyclic(|me| Am {
             delay_nf,
             comm,
@@ -327,6 +330,7 @@ impl Am {
             poller: Mutex::new(None),
             handlers: Mutex::new(Vec::new()),
             counters: Counters::default(),
+            poll,
         })
     }
 

@@ -1616,6 +1616,33 @@ impl IdlePolicy {
         self.mapped.is_some()
     }
 
+    /// If an idle worker polls in the poller's place ([`IdlePolicy::cover`]),
+    /// sleeps (until rung or a timeout) and returns true.
+    pub fn sleep_while_covered(&self) -> bool {
+        match &self.mapped {
+            Some(m) if m.covered() => {
+                m.sleep(DOORBELL_TIMEOUT);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// An idle worker starts polling in the poller's place (see
+    /// `Mapped::cover`); only where the poller may sleep.
+    pub fn cover(&self) {
+        if let Some(m) = &self.mapped {
+            m.cover();
+        }
+    }
+
+    /// The worker stops polling; it must poll once more afterwards.
+    pub fn uncover(&self) {
+        if let Some(m) = &self.mapped {
+            m.uncover();
+        }
+    }
+
     /// Called when a poll found nothing, `idle_since` being when the last
     /// completion came. Returns at once while the poller should keep
     /// polling (after a yield once it has been idle a little); otherwise

@@ -71,9 +71,12 @@ pub const BLOCK_BYTES: usize = 128;
 const DOORBELL_AT: u64 = 0;
 const COOKIE_AT: u64 = 64;
 
-/// Doorbell states.
+/// Doorbell states: the poller polls; it sleeps (a ring must wake it); it
+/// sleeps because an idle worker polls in its place (a ring need not wake
+/// it, see [`Mapped::cover`]).
 const AWAKE: u32 = 0;
 const SLEEPING: u32 = 1;
+const COVERED: u32 = 2;
 
 /// Where the locales of the job live.
 #[derive(Debug, Clone)]
@@ -412,30 +415,61 @@ impl Mapped {
         }
     }
 
-    /// Wakes this locale's own poller (shutdown).
+    /// Wakes this locale's own poller whatever the state (shutdown).
     pub fn ring_self(&self) {
-        self.ring(self.me as Locale);
+        let bell = self.own();
+        bell.swap(AWAKE, Ordering::AcqRel);
+        futex_wake(bell);
     }
 
     /// Announces that this locale's poller is about to sleep. The caller
     /// must poll once more after this and call [`Mapped::sleep`] only if
     /// that found nothing (else [`Mapped::cancel_sleep`]).
     pub fn prepare_sleep(&self) {
-        self.own().store(SLEEPING, Ordering::SeqCst);
+        // Covered by a worker already: stays so.
+        let _ = self
+            .own()
+            .compare_exchange(AWAKE, SLEEPING, Ordering::SeqCst, Ordering::SeqCst);
     }
 
     /// Takes back [`Mapped::prepare_sleep`].
     pub fn cancel_sleep(&self) {
-        self.own().store(AWAKE, Ordering::Relaxed);
+        let _ = self
+            .own()
+            .compare_exchange(SLEEPING, AWAKE, Ordering::AcqRel, Ordering::Relaxed);
     }
 
-    /// Sleeps until rung or `timeout` passed (after [`Mapped::prepare_sleep`]).
+    /// Whether an idle worker polls in the poller's place.
+    pub fn covered(&self) -> bool {
+        self.own().load(Ordering::Acquire) == COVERED
+    }
+
+    /// Sleeps until rung or `timeout` passed (after [`Mapped::prepare_sleep`],
+    /// or while [`Mapped::covered`]). Returns with the state `AWAKE`, or
+    /// still `COVERED` (a worker polls: the caller sleeps again).
     pub fn sleep(&self, timeout: Duration) {
         let bell = self.own();
-        if bell.load(Ordering::Acquire) == SLEEPING {
-            futex_wait(bell, SLEEPING, timeout);
+        let v = bell.load(Ordering::Acquire);
+        if v != AWAKE {
+            futex_wait(bell, v, timeout);
         }
-        bell.store(AWAKE, Ordering::Relaxed);
+        let _ = bell.compare_exchange(SLEEPING, AWAKE, Ordering::AcqRel, Ordering::Relaxed);
+    }
+
+    /// An idle worker takes over polling: from now on senders do not wake
+    /// the poller, which sleeps (it sees [`Mapped::covered`]). Until
+    /// [`Mapped::uncover`], the worker must keep polling.
+    pub fn cover(&self) {
+        self.own().swap(COVERED, Ordering::SeqCst);
+    }
+
+    /// The worker stops polling: senders wake the poller again. The worker
+    /// must poll once more after this (a sender that saw the cover did not
+    /// ring) and handle what it finds.
+    pub fn uncover(&self) {
+        let _ = self
+            .own()
+            .compare_exchange(COVERED, SLEEPING, Ordering::SeqCst, Ordering::SeqCst);
     }
 
     fn own(&self) -> &AtomicU32 {
@@ -613,6 +647,48 @@ mod tests {
         assert_eq!(m.translate(3, 0x10_008, 8), None, "no such locale");
         assert_eq!(m.translate(1, u64::MAX, 8), None, "overflow");
         assert!(m.maps(1) && !m.maps(0) && !m.maps(2) && !m.maps(3));
+    }
+
+    #[test]
+    fn a_covered_bell_is_not_rung_and_uncovering_makes_it_ringable() {
+        let word = Box::leak(Box::new(AtomicU32::new(AWAKE)));
+        let m = Mapped {
+            slots: vec![Slot {
+                lo: 0,
+                hi: BLOCK_BYTES as u64,
+                delta: (word as *const AtomicU32 as u64),
+            }]
+            .into_boxed_slice(),
+            _maps: Vec::new(),
+            me: 0,
+            mapped_peers: 0,
+            in_use: true,
+            rung_by_all: true,
+            block_off: 0,
+            own_doorbell: word,
+            path: LocalPath::Mapped,
+        };
+        m.cover();
+        assert!(m.covered());
+        m.ring(0);
+        assert_eq!(
+            word.load(Ordering::SeqCst),
+            COVERED,
+            "a covered poller is left asleep"
+        );
+        m.prepare_sleep();
+        assert!(m.covered(), "the poller's sleep does not undo a cover");
+        m.uncover();
+        assert_eq!(word.load(Ordering::SeqCst), SLEEPING);
+        m.ring(0);
+        assert_eq!(
+            word.load(Ordering::SeqCst),
+            AWAKE,
+            "a sleeping poller is woken"
+        );
+        m.prepare_sleep();
+        m.cancel_sleep();
+        assert_eq!(word.load(Ordering::SeqCst), AWAKE);
     }
 
     #[test]

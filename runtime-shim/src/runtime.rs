@@ -345,6 +345,14 @@ impl Hooks for CommHooks {
             tracing::error!("unordered operations of an on-statement failed: {e}");
         }
     }
+    fn idle_poll(&self) -> bool {
+        RUNTIME.get().is_some_and(|rt| rt.am.worker_poll())
+    }
+    fn idle_end(&self) {
+        if let Some(rt) = RUNTIME.get() {
+            rt.am.worker_idle_end();
+        }
+    }
 }
 
 /// An atomic operation (the C ABI's op codes are their positions, `Read` = 0).

@@ -57,6 +57,13 @@ pub trait Hooks: Send + Sync {
     fn on_start(&self) -> Result<()>;
     /// An AM job returned (flush what it left buffered).
     fn after_job(&self);
+    /// Called by an idle worker while it spins: may poll for incoming
+    /// requests (queued on this worker); returns whether it found any.
+    fn idle_poll(&self) -> bool {
+        false
+    }
+    /// The worker stops spinning idle (found a task, or goes to sleep).
+    fn idle_end(&self) {}
 }
 
 /// Hooks that do nothing (unit tests, a pool without a network).
@@ -363,14 +370,23 @@ impl Pool {
         let mut idle = 0u32;
         loop {
             if let Some(t) = self.find(me) {
+                if idle > 0 {
+                    self.hooks.idle_end();
+                }
                 idle = 0;
                 self.run_task(t);
                 continue;
             }
             if self.stop.load(Ordering::Acquire) {
+                self.hooks.idle_end();
                 break;
             }
             idle += 1;
+            // While spinning idle, poll for incoming requests (an
+            // on-statement found here runs on this worker: no hop).
+            if idle <= 256 && !self.block_wait && self.hooks.idle_poll() {
+                continue;
+            }
             if idle < 64 {
                 std::hint::spin_loop();
                 continue;
@@ -379,6 +395,7 @@ impl Pool {
                 std::thread::yield_now();
                 continue;
             }
+            self.hooks.idle_end();
             // Announce, re-check, sleep; push() wakes one announced worker,
             // and the timeout bounds a missed wake-up.
             self.sleepers.lock().push(th.clone());
