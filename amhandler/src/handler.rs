@@ -370,12 +370,9 @@ fn poll_loop(am: &Am) {
         if k > 0 {
             idle = 0;
             idle_since = std::time::Instant::now();
-            // Whatever we handed over (a body for a worker, work for the
-            // handler) may be for a thread on this very core: let it run
-            // now rather than after our next idle polls.
-            if !am.block_wait {
-                std::thread::yield_now();
-            }
+            // No yield here: a poller that yields after each batch lets a
+            // flood of AMs fill shm's receive queue, which then refuses the
+            // landing-zone reposts (seen with 64K landing zones).
             continue;
         }
         idle = idle.saturating_add(1);

@@ -74,6 +74,23 @@ fn parse_count(var_name: &'static str, default: usize, max: usize) -> Result<usi
     }
 }
 
+/// A number from 0 to `max` (`what`: "microseconds", ...), `default` if unset.
+fn parse_up_to(var_name: &'static str, default: u64, max: u64, what: &str) -> Result<u64> {
+    match var(var_name) {
+        None => Ok(default),
+        Some(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|k| *k <= max)
+            .ok_or_else(|| Error::Env {
+                var: var_name,
+                value: v.clone(),
+                reason: format!("expected {what} from 0 to {max}"),
+            }),
+    }
+}
+
 fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
@@ -188,19 +205,12 @@ impl Config {
             .unwrap_or(1);
         let num_workers_set = var("PGAS_NUM_WORKERS").is_some();
         let num_workers = parse_count("PGAS_NUM_WORKERS", cores, 1024)?;
-        let thread_contexts = match var("PGAS_THREAD_CONTEXTS") {
-            None => DEFAULT_THREAD_CONTEXTS,
-            Some(v) => v
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|k| *k <= 1024)
-                .ok_or_else(|| Error::Env {
-                    var: "PGAS_THREAD_CONTEXTS",
-                    value: v.clone(),
-                    reason: "expected a whole number from 0 to 1024".into(),
-                })?,
-        };
+        let thread_contexts = parse_up_to(
+            "PGAS_THREAD_CONTEXTS",
+            DEFAULT_THREAD_CONTEXTS as u64,
+            1024,
+            "a whole number",
+        )? as usize;
         let local_path = match var("PGAS_LOCAL_PATH") {
             None => crate::mapped::LocalPath::Mapped,
             Some(v) => v.parse().map_err(|reason| Error::Env {
@@ -209,19 +219,12 @@ impl Config {
                 reason,
             })?,
         };
-        let poll_spin_us = match var("PGAS_POLL_SPIN_US") {
-            None => DEFAULT_POLL_SPIN_US,
-            Some(v) => v
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|k| *k <= 10_000_000)
-                .ok_or_else(|| Error::Env {
-                    var: "PGAS_POLL_SPIN_US",
-                    value: v.clone(),
-                    reason: "expected microseconds from 0 to 10000000".into(),
-                })?,
-        };
+        let poll_spin_us = parse_up_to(
+            "PGAS_POLL_SPIN_US",
+            DEFAULT_POLL_SPIN_US,
+            10_000_000,
+            "microseconds",
+        )?;
         let test_hostnames = var("PGAS_TEST_HOSTNAMES").map(|v| {
             v.split(',')
                 .map(|h| h.trim().to_string())

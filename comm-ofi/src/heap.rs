@@ -101,17 +101,7 @@ impl Heap {
         if unsafe { libc::ftruncate(fd.as_raw_fd(), size as libc::off_t) } != 0 {
             return Err(err("ftruncate"));
         }
-        // SAFETY: shared mapping of the whole memfd with no address hint; checked below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                size,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_NORESERVE,
-                fd.as_raw_fd(),
-                0,
-            )
-        };
+        let p = map_shared(fd.as_raw_fd(), size);
         Self::from_mapping(p, size, Some(fd))
     }
 
@@ -240,6 +230,23 @@ impl Heap {
     /// Bytes currently handed out.
     pub fn in_use(&self) -> usize {
         self.free.lock().live.values().sum()
+    }
+}
+
+/// Maps the first `size` bytes of `fd` shared, read-write, without reserving
+/// swap; `MAP_FAILED` on failure (the caller checks).
+pub(crate) fn map_shared(fd: i32, size: usize) -> *mut libc::c_void {
+    // SAFETY: a shared mapping with no address hint of a descriptor the
+    // caller holds open; the kernel checks the rest and says MAP_FAILED.
+    unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_NORESERVE,
+            fd,
+            0,
+        )
     }
 }
 

@@ -491,18 +491,8 @@ fn map_peer(a: Advert, size: usize, block_off: u64) -> std::result::Result<Mappi
     if len < size as u64 {
         return Err(format!("{path} holds {len} bytes, the heap is {size}"));
     }
-    // SAFETY: shared mapping of `size` bytes of the file, no address hint;
-    // checked below and unmapped by Mapping's drop.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            size,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_NORESERVE,
-            f.as_raw_fd(),
-            0,
-        )
-    };
+    // Checked below and unmapped by Mapping's drop.
+    let p = crate::heap::map_shared(f.as_raw_fd(), size);
     if p == libc::MAP_FAILED {
         return Err(format!("mmap {path}: {}", std::io::Error::last_os_error()));
     }
