@@ -32,6 +32,7 @@
 mod collective;
 pub mod error;
 pub mod ffi;
+mod pin;
 pub mod pod;
 pub mod ptr;
 pub mod runtime;

@@ -227,6 +227,12 @@ impl Builder {
         // The thread that starts the runtime (the main program) gets a
         // transmit context of its own where the provider has enough.
         rt.bind_thread()?;
+        // With pinning, the thread that starts the runtime stays on this
+        // locale's cores too: a main thread spinning on a co-located
+        // locale's core would take turns with that locale's threads.
+        if let Some(cores) = &rt.cores {
+            crate::pin::current_thread_to(cores);
+        }
         // Nobody sends an on-statement before every locale can find its runtime.
         rt.comm.barrier()?;
         tracing::debug!(locale = rt.here(), "{}", rt.describe());
