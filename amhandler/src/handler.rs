@@ -207,6 +207,9 @@ pub(crate) struct PollShared {
     workers: bool,
     /// A worker covers for the poller (at most one at a time).
     coverer: std::sync::atomic::AtomicBool,
+    /// Bumped by each worker poll: a covered poller that sees it stand
+    /// still takes over (the worker runs a task).
+    heartbeat: std::sync::atomic::AtomicU64,
 }
 
 struct PollState {
@@ -242,6 +245,7 @@ impl PollShared {
                 deferred_since: None,
             }),
             coverer: std::sync::atomic::AtomicBool::new(false),
+            heartbeat: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
@@ -256,28 +260,36 @@ impl Am {
     /// calls it while spinning idle): polls the receive queue in the
     /// poller's place, so a request it finds (an on-statement body is then
     /// queued on this very worker) needs no thread hop. The first such
-    /// worker covers for the poller, which sleeps meanwhile. Only where every
-    /// peer maps this locale; returns whether it handled anything. A worker
-    /// that stops being idle must call [`Am::worker_idle_end`].
+    /// worker covers for the poller, which sleeps meanwhile; the cover
+    /// stays while the worker runs what it found (so the next request,
+    /// which may come before it is back, does not wake the poller), and a
+    /// poller that sees the worker stop polling for a while takes over.
+    /// Only where every peer maps this locale; returns whether it handled
+    /// anything. A worker that goes to sleep must call
+    /// [`Am::worker_idle_end`].
     pub fn worker_poll(&self) -> bool {
         let shared = &self.poll;
         if !shared.workers || self.stop_poll.load(Ordering::Acquire) {
             return false;
         }
         let me = self as *const Am as usize;
-        if COVERING.with(|c| c.get()) != me && !shared.coverer.swap(true, Ordering::AcqRel) {
+        let covering = COVERING.with(|c| c.get()) == me;
+        if covering {
+            shared.policy.cover();
+        } else if !shared.coverer.swap(true, Ordering::AcqRel) {
             shared.policy.cover();
             COVERING.with(|c| c.set(me));
         }
+        shared.heartbeat.fetch_add(1, Ordering::Relaxed);
         let Some(mut st) = shared.state.try_lock() else {
             return false;
         };
         step(self, &mut st, 0) > 0
     }
 
-    /// The worker stops polling (it found a task, or goes to sleep): the
-    /// poller takes over again; one more poll catches a request whose
-    /// sender saw the cover and did not ring.
+    /// The worker stops polling (it goes to sleep): the poller takes over
+    /// again; one more poll catches a request whose sender saw the cover
+    /// and did not ring.
     pub fn worker_idle_end(&self) {
         let me = self as *const Am as usize;
         if COVERING.with(|c| c.get()) != me {
@@ -356,7 +368,7 @@ fn poll_loop(am: &Am) {
     let policy = &am.poll.policy;
     let mut idle_since = std::time::Instant::now();
     while !am.stop_poll.load(Ordering::Acquire) {
-        if policy.sleep_while_covered() {
+        if policy.sleep_while_covered(|| am.poll.heartbeat.load(Ordering::Relaxed)) {
             continue;
         }
         let (k, busy) = {

@@ -1597,6 +1597,8 @@ pub struct IdlePolicy {
 
 /// Longest doorbell sleep: bounds the delay if a wake-up were ever missed.
 const DOORBELL_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(50);
+/// How often a covered poller checks that its worker still polls.
+const COVER_CHECK: std::time::Duration = std::time::Duration::from_micros(200);
 
 impl IdlePolicy {
     fn new(cfg: &Config, prov: &ProviderInfo, mapped: &Arc<Mapped>) -> IdlePolicy {
@@ -1616,23 +1618,31 @@ impl IdlePolicy {
         self.mapped.is_some()
     }
 
-    /// If an idle worker polls in the poller's place ([`IdlePolicy::cover`]),
-    /// sleeps (until rung or a timeout) and returns true.
-    pub fn sleep_while_covered(&self) -> bool {
+    /// If a worker covers for the poller ([`IdlePolicy::cover`]), sleeps a
+    /// little and returns true; if meanwhile the worker's `heartbeat` (a
+    /// count it bumps each poll) did not move, it is busy with a task, and
+    /// the poller takes over (senders wake it again).
+    pub fn sleep_while_covered(&self, heartbeat: impl Fn() -> u64) -> bool {
         match &self.mapped {
             Some(m) if m.covered() => {
-                m.sleep(DOORBELL_TIMEOUT);
+                let before = heartbeat();
+                m.sleep(COVER_CHECK);
+                if heartbeat() == before {
+                    m.take_over();
+                }
                 true
             }
             _ => false,
         }
     }
 
-    /// An idle worker starts polling in the poller's place (see
-    /// `Mapped::cover`); only where the poller may sleep.
+    /// A worker polls in the poller's place (see `Mapped::cover`); only
+    /// where the poller may sleep. Cheap when it covers already.
     pub fn cover(&self) {
         if let Some(m) = &self.mapped {
-            m.cover();
+            if !m.covered() {
+                m.cover();
+            }
         }
     }
 

@@ -463,6 +463,15 @@ impl Mapped {
         self.own().swap(COVERED, Ordering::SeqCst);
     }
 
+    /// The poller takes over from a worker that covers for it but has
+    /// stopped polling (it runs a task): senders wake the poller again.
+    /// Returns whether it did (false: the cover was gone already).
+    pub fn take_over(&self) -> bool {
+        self.own()
+            .compare_exchange(COVERED, AWAKE, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
     /// The worker stops polling: senders wake the poller again. The worker
     /// must poll once more after this (a sender that saw the cover did not
     /// ring) and handle what it finds.

@@ -62,7 +62,7 @@ pub trait Hooks: Send + Sync {
     fn idle_poll(&self) -> bool {
         false
     }
-    /// The worker stops spinning idle (found a task, or goes to sleep).
+    /// The worker stops polling: it goes to sleep (or the pool stops).
     fn idle_end(&self) {}
 }
 
@@ -370,9 +370,6 @@ impl Pool {
         let mut idle = 0u32;
         loop {
             if let Some(t) = self.find(me) {
-                if idle > 0 {
-                    self.hooks.idle_end();
-                }
                 idle = 0;
                 self.run_task(t);
                 continue;
