@@ -158,6 +158,8 @@ pub struct Am {
     pub(crate) poller: Mutex<Option<JoinHandle<()>>>,
     pub(crate) handlers: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) counters: Counters,
+    /// The receive side (poller thread, idle workers).
+    pub(crate) poll: crate::handler::PollShared,
 }
 
 impl std::fmt::Debug for Am {
@@ -290,6 +292,7 @@ impl Am {
         let here = comm.here();
         let n = comm.num_locales();
         let delay_nf = cfg.delay_amo_done && cfg.handlers == 1;
+        let poll = crate::handler::PollShared::new(&comm, &cfg, block_wait);
         Arc::new_cyclic(|me| Am {
             delay_nf,
             comm,
@@ -314,6 +317,7 @@ impl Am {
             poller: Mutex::new(None),
             handlers: Mutex::new(Vec::new()),
             counters: Counters::default(),
+            poll,
         })
     }
 
@@ -917,6 +921,13 @@ impl Am {
         }
         let large = large_at != 0;
         let sent = (|| -> Result<()> {
+            // A mapped initiator: write its slot directly (no message, no
+            // poller on either side).
+            if let Some(at) = self.mapped_slot(h) {
+                self.comm.before_done()?;
+                publish_mapped(at, &bytes, large_at, error);
+                return Ok(());
+            }
             // MCM: everything the body stored is visible before the 'done'.
             if self.cfg.done == DoneMode::Msg {
                 self.comm.before_done()?;
@@ -952,6 +963,10 @@ impl Am {
     /// ourselves would need the very thread that sends to receive). Returns
     /// false when the transmit queue is full; the poller retries later.
     pub(crate) fn answer_nop(&self, h: &Header) -> bool {
+        if let Some(slot) = self.mapped_slot(h) {
+            publish_mapped(slot, &[], 0, false);
+            return true;
+        }
         let mut rh = Header::new(Op::Reply, 0, self.here, h.slot);
         rh.c = (wire::done_word(0, false, false) & 0xff) as u32;
         if h.src == self.here {
@@ -967,6 +982,19 @@ impl Am {
                 h.src, h.slot
             )),
         }
+    }
+
+    /// The initiator's done slot of request `h` in this process, if its heap
+    /// is mapped here (and the slot is sane; otherwise the message path
+    /// reports it).
+    /// The initiator's done slot of `h` in this process, if its heap is
+    /// mapped here (the mapped path).
+    fn mapped_slot(&self, h: &Header) -> Option<*mut u8> {
+        if h.slot % 8 != 0 {
+            return None;
+        }
+        self.comm
+            .mapped_ptr(GlobalAddr::new(h.src, h.slot), wire::SLOT_SIZE)
     }
 
     /// Initiator side of a Reply message (poller): fill the slot, then set
@@ -1100,7 +1128,14 @@ impl Am {
                 let Some(entry) = self.registry.get(h.a) else {
                     self.unknown(&h);
                 };
-                if h.fast() {
+                if h.fast() && h.op == Op::ExecOn && h.blocking() && self.mapped_slot(&h).is_some()
+                {
+                    // A fast body for a mapped initiator runs right here: its
+                    // reply is a store into the initiator's slot, which never
+                    // waits on the network (no hop to the handler thread).
+                    let r = self.run_body(&entry, h.src, payload);
+                    self.reply(&h, &entry.name, r);
+                } else if h.fast() {
                     self.push_handler(Work {
                         h,
                         payload: payload.to_vec(),
@@ -1197,10 +1232,27 @@ impl Am {
         // Barrier of comm while peers' last RMA against us still progresses.
         let r = self.comm.finalize();
         self.stop_poll.store(true, Ordering::Release);
+        self.comm.mapped().ring_self();
         if let Some(p) = self.poller.lock().take() {
             let _ = p.join();
         }
         tracing::debug!(locale = self.here, stats = ?self.stats(), "AM layer finalized");
         Ok(r?)
+    }
+}
+
+/// Publishes a reply straight into a mapped initiator's done slot (at `at`
+/// in this process): the reply bytes, or for a large reply the address of
+/// the reply in our heap, then the done word that releases them, through the
+/// same handshake the initiator's poller uses (`slot.rs`). No message, no
+/// thread hop on the initiator's side: its waiting thread sees the done word.
+fn publish_mapped(at: *mut u8, bytes: &[u8], large_at: u64, error: bool) {
+    let large = large_at != 0;
+    let word = wire::done_word(bytes.len(), large, error);
+    let slot = HeapSlot(at as u64);
+    if large {
+        slot::publish(&slot, &large_at.to_le_bytes(), word);
+    } else {
+        slot::publish(&slot, bytes, word);
     }
 }

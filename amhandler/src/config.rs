@@ -51,6 +51,10 @@ pub struct AmConfig {
     /// the progress thread sleeps this long between polls, sparing a shared
     /// core at the price of RMA/AMO latency against this locale.
     pub idle_sleep_us: u64,
+    /// `PGAS_WORKER_POLL` (default on): where every peer maps this locale,
+    /// idle workers of a tasking layer poll for requests in the poller's
+    /// place (`Am::worker_poll`), so an on-statement needs no thread hop.
+    pub worker_poll: bool,
 }
 
 impl Default for AmConfig {
@@ -63,6 +67,7 @@ impl Default for AmConfig {
             done: DoneMode::Msg,
             delay_amo_done: true,
             idle_sleep_us: 0,
+            worker_poll: true,
         }
     }
 }
@@ -155,6 +160,9 @@ impl AmConfig {
                         "expected microseconds from 0 to 1000000",
                     )
                 })?;
+        }
+        if let Some(v) = get("PGAS_WORKER_POLL") {
+            cfg.worker_poll = parse_bool("PGAS_WORKER_POLL", &v)?;
         }
         if let Some(v) = get("PGAS_AM_AMO_DELAY") {
             cfg.delay_amo_done = parse_bool("PGAS_AM_AMO_DELAY", &v)?;

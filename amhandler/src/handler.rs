@@ -197,88 +197,219 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
     Ok(am)
 }
 
-fn poll_loop(am: &Am) {
-    // As many entries as comm-ofi's receive CQ holds (1024): one read empties
-    // it. shm refuses to post a receive buffer while its receive CQ is full
-    // ("not enough space to post recv", -ENOMEM); reading only a few entries
-    // per call lets a flood of small AMs keep it full, the retired half is
-    // never reposted, the other half retires too, and the unexpected
-    // messages then hold every receive entry for good.
-    let mut buf = vec![CqEntry::default(); RX_BATCH];
-    let timeout = if am.block_wait { BLOCK_POLL_MS } else { 0 };
-    let mut idle = 0u32;
+/// The receive side's state, shared by the poller thread and, where every
+/// peer maps this locale, idle workers of the runtime (whoever holds the
+/// lock polls; a worker that polls answers an on-statement without a hop).
+pub(crate) struct PollShared {
+    state: parking_lot::Mutex<PollState>,
+    policy: comm_ofi::IdlePolicy,
+    /// Idle workers may poll: every peer maps this locale, so everything the
+    /// receive side does is a store or a hand-over, never a wait.
+    workers: bool,
+    /// A worker covers for the poller (at most one at a time).
+    coverer: std::sync::atomic::AtomicBool,
+    /// Bumped by each worker poll: a covered poller that sees it stand
+    /// still takes over (the worker runs a task).
+    heartbeat: std::sync::atomic::AtomicU64,
+}
+
+struct PollState {
+    // As many entries as comm-ofi's receive CQ holds (1024): one read
+    // empties it. shm refuses to post a receive buffer while its receive CQ
+    // is full ("not enough space to post recv", -ENOMEM); reading only a few
+    // entries per call lets a flood of small AMs keep it full, the retired
+    // half is never reposted, the other half retires too, and the
+    // unexpected messages then hold every receive entry for good.
+    buf: Vec<CqEntry>,
     // Landing-zone halves retired but not yet reposted (the provider may
     // refuse a repost for a while: shm answers -ENOMEM while its receive
     // entries are in use; retried after the next completions, as the
     // original does for -FI_EAGAIN).
-    let mut pending = [false; 2];
-    let mut deferred_since: Option<std::time::Instant> = None;
+    pending: [bool; 2],
+    deferred_since: Option<std::time::Instant>,
+}
+
+// SAFETY: the completion entries hold raw pointers the provider wrote
+// (landing-zone addresses, contexts); they are only read under the mutex by
+// whichever thread polls, and point into memory that lives as long as the Am.
+unsafe impl Send for PollState {}
+
+impl PollShared {
+    pub(crate) fn new(comm: &Comm, cfg: &AmConfig, block_wait: bool) -> PollShared {
+        let policy = comm.idle_policy();
+        PollShared {
+            workers: policy.may_sleep() && !block_wait && cfg.worker_poll,
+            policy,
+            state: parking_lot::Mutex::new(PollState {
+                buf: vec![CqEntry::default(); RX_BATCH],
+                pending: [false; 2],
+                deferred_since: None,
+            }),
+            coverer: std::sync::atomic::AtomicBool::new(false),
+            heartbeat: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+}
+
+std::thread_local! {
+    /// The Am (address) this worker thread covers for, 0 if none.
+    static COVERING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl Am {
+    /// For a worker thread with nothing to do (the runtime shim's pool
+    /// calls it while spinning idle): polls the receive queue in the
+    /// poller's place, so a request it finds (an on-statement body is then
+    /// queued on this very worker) needs no thread hop. The first such
+    /// worker covers for the poller, which sleeps meanwhile; the cover
+    /// stays while the worker runs what it found (so the next request,
+    /// which may come before it is back, does not wake the poller), and a
+    /// poller that sees the worker stop polling for a while takes over.
+    /// Only where every peer maps this locale; returns whether it handled
+    /// anything. A worker that goes to sleep must call
+    /// [`Am::worker_idle_end`].
+    pub fn worker_poll(&self) -> bool {
+        let shared = &self.poll;
+        if !shared.workers || self.stop_poll.load(Ordering::Acquire) {
+            return false;
+        }
+        let me = self as *const Am as usize;
+        let covering = COVERING.with(|c| c.get()) == me;
+        if covering {
+            shared.policy.cover();
+        } else if !shared.coverer.swap(true, Ordering::AcqRel) {
+            shared.policy.cover();
+            COVERING.with(|c| c.set(me));
+        }
+        shared.heartbeat.fetch_add(1, Ordering::Relaxed);
+        let Some(mut st) = shared.state.try_lock() else {
+            return false;
+        };
+        step(self, &mut st, 0) > 0
+    }
+
+    /// The worker stops polling (it goes to sleep): the poller takes over
+    /// again; one more poll catches a request whose sender saw the cover
+    /// and did not ring.
+    pub fn worker_idle_end(&self) {
+        let me = self as *const Am as usize;
+        if COVERING.with(|c| c.get()) != me {
+            return;
+        }
+        COVERING.with(|c| c.set(0));
+        self.poll.policy.uncover();
+        self.poll.coverer.store(false, Ordering::Release);
+        let mut st = self.poll.state.lock();
+        step(self, &mut st, 0);
+    }
+}
+
+/// One poll: reads completions, handles them, answers deferred no-ops,
+/// reposts landing-zone halves. Returns how many completions it read.
+fn step(am: &Am, st: &mut PollState, timeout: i32) -> usize {
+    let k = match am.comm.am_port().poll_rx(&mut st.buf, timeout) {
+        Ok(k) => k,
+        Err(e) if e.error.code == -(libc::ECANCELED as i64) => 0,
+        Err(e) => am.abort(&format!(
+            "receiving active messages failed: {} (a request larger than the landing \
+             zone's minimum free space is truncated: FI_ETRUNC)",
+            e.error
+        )),
+    };
+    for i in 0..k {
+        let e = st.buf[i];
+        if let Some(h) = on_completion(am, &e) {
+            st.pending[h] = true;
+        }
+    }
+    if let Err(e) = am.comm.am_port().reap_progress_sends() {
+        am.abort(&format!("a no-op answer failed: {e}"));
+    }
+    // No-op answers that found a full transmit queue: retry now that
+    // we have received (in arrival order; stop at the first refusal).
+    for _ in 0..am.deferred_nops.len() {
+        let Some(h) = am.deferred_nops.pop() else {
+            break;
+        };
+        if !am.answer_nop(&h) {
+            am.deferred_nops.push(h);
+            break;
+        }
+    }
+    for i in 0..2 {
+        if st.pending[i] && repost(am, i) {
+            st.pending[i] = false;
+        }
+    }
+    if st.pending.iter().any(|p| *p) {
+        let since = *st
+            .deferred_since
+            .get_or_insert_with(std::time::Instant::now);
+        if since.elapsed() > REPOST_GIVE_UP {
+            am.abort(&format!(
+                "the provider refused to take back a landing zone half for {}s; senders \
+                 would hang: raise PGAS_AM_LZ_SIZE (now {} bytes)",
+                REPOST_GIVE_UP.as_secs(),
+                am.cfg.lz_size
+            ));
+        }
+    } else {
+        st.deferred_since = None;
+    }
+    k
+}
+
+fn poll_loop(am: &Am) {
+    let timeout = if am.block_wait { BLOCK_POLL_MS } else { 0 };
+    let mut idle = 0u32;
+    // Where every peer maps this locale, nothing needs our progress for RMA:
+    // after PGAS_POLL_SPIN_US without a completion the poller sleeps on its
+    // doorbell until a sender rings it (comm-ofi's IdlePolicy), and while
+    // an idle worker polls in its place it sleeps anyway.
+    let policy = &am.poll.policy;
+    let mut idle_since = std::time::Instant::now();
     while !am.stop_poll.load(Ordering::Acquire) {
-        match am.comm.am_port().poll_rx(&mut buf, timeout) {
-            Ok(0) => {
-                idle = idle.saturating_add(1);
-                if am.block_wait {
-                    // fall through to the repost below
-                } else if am.cfg.idle_sleep_us > 0 && idle > 200_000 {
-                    // Long idle, and the user asked to spare the core. Costs
-                    // latency: RMA and native atomics against this locale
-                    // need this thread's progress on shm, tcp and udp (they
-                    // produce no receive completion that would wake it).
-                    std::thread::sleep(Duration::from_micros(am.cfg.idle_sleep_us));
-                } else if idle > 16 {
-                    std::thread::yield_now();
-                }
-            }
-            Ok(k) => {
-                idle = 0;
-                for e in &buf[..k] {
-                    if let Some(i) = on_completion(am, e) {
-                        pending[i] = true;
-                    }
-                }
-            }
-            Err(e) => {
-                if e.error.code == -(libc::ECANCELED as i64) {
-                    continue;
-                }
-                am.abort(&format!(
-                    "receiving active messages failed: {} (a request larger than the landing \
-                     zone's minimum free space is truncated: FI_ETRUNC)",
-                    e.error
-                ));
-            }
+        if policy.sleep_while_covered(|| am.poll.heartbeat.load(Ordering::Relaxed)) {
+            continue;
         }
-        if let Err(e) = am.comm.am_port().reap_progress_sends() {
-            am.abort(&format!("a no-op answer failed: {e}"));
+        let (k, busy) = {
+            let mut st = am.poll.state.lock();
+            let k = step(am, &mut st, timeout);
+            (
+                k,
+                st.pending.iter().any(|p| *p) || !am.deferred_nops.is_empty(),
+            )
+        };
+        if k > 0 {
+            idle = 0;
+            idle_since = std::time::Instant::now();
+            // No yield here: a poller that yields after each batch lets a
+            // flood of AMs fill shm's receive queue, which then refuses the
+            // landing-zone reposts (seen with 64K landing zones).
+            continue;
         }
-        // No-op answers that found a full transmit queue: retry now that
-        // we have received (in arrival order; stop at the first refusal).
-        for _ in 0..am.deferred_nops.len() {
-            let Some(h) = am.deferred_nops.pop() else {
-                break;
-            };
-            if !am.answer_nop(&h) {
-                am.deferred_nops.push(h);
-                break;
+        idle = idle.saturating_add(1);
+        if am.block_wait {
+            // the poll itself blocked
+        } else if policy.may_sleep() {
+            if !busy {
+                // After a sleep with nothing come, straight back to sleep:
+                // only a completion restarts the spinning.
+                policy.idle(idle_since, idle, || {
+                    let mut st = am.poll.state.lock();
+                    step(am, &mut st, 0) > 0 || am.stop_poll.load(Ordering::Acquire)
+                });
+            } else if idle > 16 {
+                std::thread::yield_now();
             }
-        }
-        for (i, p) in pending.iter_mut().enumerate() {
-            if *p && repost(am, i) {
-                *p = false;
-            }
-        }
-        if pending.iter().any(|p| *p) {
-            let since = *deferred_since.get_or_insert_with(std::time::Instant::now);
-            if since.elapsed() > REPOST_GIVE_UP {
-                am.abort(&format!(
-                    "the provider refused to take back a landing zone half for {}s; senders \
-                     would hang: raise PGAS_AM_LZ_SIZE (now {} bytes)",
-                    REPOST_GIVE_UP.as_secs(),
-                    am.cfg.lz_size
-                ));
-            }
-        } else {
-            deferred_since = None;
+        } else if am.cfg.idle_sleep_us > 0 && idle > 200_000 {
+            // Long idle, and the user asked to spare the core. Costs
+            // latency: RMA and native atomics against this locale
+            // need this thread's progress on shm, tcp and udp (they
+            // produce no receive completion that would wake it).
+            std::thread::sleep(Duration::from_micros(am.cfg.idle_sleep_us));
+        } else if idle > 16 {
+            std::thread::yield_now();
         }
     }
 }
@@ -351,6 +482,8 @@ fn handler_loop(am: &Am) {
             || !am.hq.is_empty() || am.stop_handlers.load(Ordering::Acquire),
             || std::thread::park_timeout(Duration::from_millis(20)),
         );
-        idle = 0;
+        // Woken with work: spin again from the start; a timeout with none:
+        // straight back to sleep (no second round of yields).
+        idle = if am.hq.is_empty() { HANDLER_YIELDS } else { 0 };
     }
 }

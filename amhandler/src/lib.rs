@@ -24,6 +24,9 @@
 
 mod am;
 pub mod config;
+/// CPU atomics on a word of this process (in comm-ofi, which also uses
+/// them on the mapped path; re-exported here).
+pub use comm_ofi::cpu_amo;
 pub mod error;
 pub mod executor;
 mod handler;

@@ -48,16 +48,19 @@ pub(crate) fn take<S: SlotMem>(slot: &S, len: usize) -> Vec<u8> {
     slot.read_reply(len)
 }
 
-/// A slot in this locale's registered heap, by address (8-aligned, with
-/// `wire::SLOT_SIZE` bytes; owned by one request at a time).
+/// A slot by its address in this process (8-aligned, with
+/// `wire::SLOT_SIZE` bytes, owned by one request at a time): in this
+/// locale's registered heap, or in a co-located initiator's heap mapped
+/// here (the mapped path).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HeapSlot(pub u64);
 
 impl HeapSlot {
     fn word(&self) -> &std::sync::atomic::AtomicU64 {
-        // SAFETY: the slot's first 8 bytes are an 8-aligned word of the
-        // registered heap (pool buffers are 128-aligned), which lives as
-        // long as the Am; it is only accessed atomically by this process.
+        // SAFETY: the slot's first 8 bytes are an 8-aligned word of a
+        // registered heap mapped in this process (pool buffers are
+        // 128-aligned; a mapped slot's alignment is checked by mapped_slot),
+        // which lives as long as the Am; it is only accessed atomically.
         unsafe { std::sync::atomic::AtomicU64::from_ptr(self.0 as *mut u64) }
     }
 }

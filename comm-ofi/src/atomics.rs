@@ -134,11 +134,54 @@ impl Comm {
         }
         match route {
             AmoRoute::Native => self.amo_native(target, ty, op, operand, compare, fetch),
-            AmoRoute::Cpu if target.locale == self.me => {
-                self.amo_cpu_here(target, ty, op, operand, compare, fetch)
-            }
-            AmoRoute::Cpu => self.amo_cpu_there(target, ty, op, operand, compare, fetch),
+            AmoRoute::Cpu => match self.word_here(target, ty) {
+                Some(p) => self.amo_cpu_here(p, ty, op, operand, compare, fetch),
+                None => self.amo_cpu_there(target, ty, op, operand, compare, fetch),
+            },
         }
+    }
+
+    /// The word's address in this process if this locale reaches it with
+    /// the CPU: its own heap, or a co-located locale's heap mapped here (the
+    /// mapped path, `mapped.rs`).
+    #[inline]
+    fn word_here(&self, target: GlobalAddr, ty: AmoType) -> Option<*mut u8> {
+        if target.locale == self.me {
+            Some(target.addr as *mut u8)
+        } else {
+            self.mapped_ptr(target, ty.size())
+        }
+    }
+
+    /// An unordered (non-fetching, done whenever before the task's next
+    /// fence) atomic: if the word is reachable with the CPU (mapped path) it
+    /// is done at once and `Ok(true)` returned; `Ok(false)`: the caller
+    /// buffers it for the owner.
+    pub fn amo_unordered_here(
+        &self,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AmoOp,
+        operand: u64,
+    ) -> Result<bool> {
+        if !self.mapped().in_use() || self.amo_route(ty) != AmoRoute::Cpu {
+            return Ok(false);
+        }
+        let Some(p) = self.mapped_ptr(target, ty.size()) else {
+            return Ok(false);
+        };
+        self.check_atomic_target(target, ty)?;
+        if !crate::cpu_amo::valid(ty, op) {
+            return Err(Error::Unsupported(format!(
+                "{op:?} is not defined on {ty:?}"
+            )));
+        }
+        // SAFETY: as in amo_cpu_here: p is the aligned word (checked) of a
+        // heap mapped here, only accessed atomically, and CPU is this
+        // type's route on every locale.
+        unsafe { crate::cpu_amo::apply(p as u64, ty, op, operand, 0, false) }
+            .map_err(Error::Unsupported)?;
+        Ok(true)
     }
 
     /// Checks what every atomic needs whichever way it goes: a valid locale,
@@ -168,6 +211,9 @@ impl Comm {
         let remote = self.remote(target, ty.size())?;
         let kind = AmoKind::of(op, fetch);
         let size = ty.size();
+        if kind == AmoKind::Plain {
+            crate::comm::note_fabric_work();
+        }
         // SC atomics: the caller's postponed AMOs (via AM) go first; the
         // selector orders the stores.
         self.with_ctx_settled(Settle::All, |ctx| {
@@ -197,26 +243,31 @@ impl Comm {
         })
     }
 
-    /// A CPU atomic on a word of this locale. It is an SC atomic like any
-    /// other: what the caller stored before (PUTs to other locales, postponed
-    /// AMOs) must be visible before it is performed.
+    /// A CPU atomic on a word this locale reaches with the CPU (its own, or
+    /// a mapped peer's). It is an SC atomic like any other: what the caller
+    /// stored before through the fabric (PUTs to other locales, native or
+    /// postponed AMOs) must be visible before it is performed. Its stores
+    /// to mapped heaps need nothing: a SeqCst read-modify-write is ordered
+    /// after them (a locked instruction on x86; see docs/mcm.md).
     fn amo_cpu_here(
         &self,
-        target: GlobalAddr,
+        p: *mut u8,
         ty: AmoType,
         op: AmoOp,
         operand: u64,
         compare: u64,
         fetch: bool,
     ) -> Result<u64> {
-        if !self.selector.is_weakened(Weakening::LocalAmoNoForce) {
-            self.with_ctx_settled(Settle::All, |ctx| self.selector.force_visible(ctx))?;
+        if self.fabric_dirty() && !self.selector.is_weakened(Weakening::LocalAmoNoForce) {
+            self.force_visible()?;
         }
-        // SAFETY: check_atomic_target put the word inside this locale's
-        // registered heap, aligned; words used by atomics are only accessed
-        // atomically (the API contract), and this type's atomics are CPU
-        // atomics on every locale (its route), never NIC atomics.
-        unsafe { crate::cpu_amo::apply(target.addr, ty, op, operand, compare, fetch) }
+        // SAFETY: check_atomic_target put the word inside its owner's
+        // registered heap, aligned, and word_here gave its address in this
+        // process (our heap, or the owner's mapped here); words used by
+        // atomics are only accessed atomically (the API contract), and this
+        // type's atomics are CPU atomics on every locale (its route), never
+        // NIC atomics.
+        unsafe { crate::cpu_amo::apply(p as u64, ty, op, operand, compare, fetch) }
             .map_err(Error::Unsupported)
     }
 
@@ -261,6 +312,7 @@ impl Comm {
         match am.send_amo(&req, postpone)? {
             AmoReply::Done(v) => Ok(v),
             AmoReply::Postponed(p) => {
+                crate::comm::note_fabric_work();
                 self.ctx().postponed.push(p);
                 Ok(0)
             }

@@ -22,6 +22,7 @@ use crate::ctx::{LocalBuf, RemoteBuf, RmaOp, Route, SendOp, TxContext, SCRATCH_B
 use crate::env::Config;
 use crate::error::{Error, Result};
 use crate::heap::Heap;
+use crate::mapped::{HostLayout, LocalPath, Mapped};
 use crate::ofi::{Av, Cq, CqEntry, Domain, Endpoint, Fabric, Mr, WaitMode};
 use crate::select::{self, SelectRequest, Selection};
 use crate::sync::MutexGuard;
@@ -94,6 +95,25 @@ pub struct ProviderInfo {
     pub atomics: bool,
 }
 
+thread_local! {
+    /// Whether the calling thread may have work on its bound context that
+    /// an operation on a *mapped* word must wait for first: fabric stores
+    /// (PUTs, native AMOs to locales reached through the provider) not yet
+    /// forced visible, or AMOs postponed through the AM layer. A cache that
+    /// lets the mapped path skip locking the context when neither can be
+    /// there (always, in a one-host job); set before such work is issued,
+    /// cleared only by the thread after forcing and settling its context.
+    /// Stale `true` costs one forcing; it is never stale `false`.
+    static FABRIC_DIRTY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the calling thread as having fabric work on its context (see
+/// `FABRIC_DIRTY`).
+#[inline]
+pub(crate) fn note_fabric_work() {
+    FABRIC_DIRTY.with(|f| f.set(true));
+}
+
 /// The transmit-context table: `[0]` shared, `[1]` the AM layer's progress
 /// thread (it answers no-op requests, the visibility proofs), then one per
 /// AM handler, then one per worker. The first `2 + handlers` are required
@@ -110,12 +130,17 @@ const FIRST_HANDLER_CTX: usize = 2;
 struct Layout {
     first_worker: usize,
     workers_bound: bool,
+    /// Contexts for other threads that bind one ([`Comm::bind_thread`]: the
+    /// main thread, a runtime's own threads), after the workers'.
+    threads: std::ops::Range<usize>,
     /// Contexts shared by unbound threads (taken and released per operation).
     shared: Vec<usize>,
 }
 
 impl Layout {
-    fn plan(contexts: usize, handlers: usize, workers: usize) -> Result<Layout> {
+    /// `threads`: contexts wanted for other threads, given only once every
+    /// worker has one.
+    fn plan(contexts: usize, handlers: usize, workers: usize, threads: usize) -> Result<Layout> {
         let reserved = 2 + handlers;
         if contexts < reserved {
             return Err(Error::Unsupported(format!(
@@ -132,9 +157,16 @@ impl Layout {
                 reserved..contexts
             })
             .collect();
+        let first_thread = reserved + workers;
+        let threads = if workers_bound {
+            first_thread..first_thread + contexts.saturating_sub(first_thread).min(threads)
+        } else {
+            first_thread..first_thread
+        };
         Ok(Layout {
             first_worker: reserved,
             workers_bound,
+            threads,
             shared,
         })
     }
@@ -159,6 +191,10 @@ pub struct Comm {
     pub(crate) prov: ProviderInfo,
     native: NativeAtomics,
     peers: Vec<Peer>,
+    /// The intra-node mapped path (peers' heaps mapped here).
+    mapped: Arc<Mapped>,
+    /// Where the locales live.
+    hosts: HostLayout,
     // Field order is drop order: contexts and endpoints before MRs before the heap.
     contexts: ContextTable<TxContext>,
     progress: Mutex<Option<JoinHandle<()>>>,
@@ -189,12 +225,6 @@ fn exchange_err(what: impl Into<String>) -> Error {
     Error::Exchange(what.into())
 }
 
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
 /// Encodes locale 0's choice for the others (or its error).
 fn encode_choice(r: &Result<Selection>) -> Vec<u8> {
     match r {
@@ -219,16 +249,29 @@ impl Comm {
     }
 
     /// Starts the comm layer with an explicit bootstrap and configuration.
-    pub fn init_with(oob: Box<dyn Oob>, cfg: Config) -> Result<Arc<Comm>> {
+    pub fn init_with(oob: Box<dyn Oob>, mut cfg: Config) -> Result<Arc<Comm>> {
         let me = oob.rank() as Locale;
         // From here on, peers may come to wait for us: an exit before
         // finalize must fail the job (docs/launcher.md, failure guarantees).
         oob.guard_exit()?;
         crate::quirks::restore_default_fault_handlers();
 
-        // Which hosts: shm only reaches locales on this one.
-        let hosts = oob.allgather(hostname().as_bytes())?;
-        let single_host = hosts.iter().all(|h| *h == hosts[0]);
+        // Which hosts: shm only reaches locales on this one, the mapped path
+        // only those, and co-located locales share the cores.
+        let key = crate::mapped::host_key(cfg.test_hostnames.as_deref(), me as usize)?;
+        let keys = oob
+            .allgather(key.as_bytes())?
+            .into_iter()
+            .map(|k| String::from_utf8_lossy(&k).into_owned())
+            .collect();
+        let hosts = HostLayout::new(keys, me as usize);
+        let single_host = hosts.single_host();
+        if !cfg.num_workers_set {
+            let cores = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1);
+            cfg.num_workers = hosts.cores_owned(cores);
+        }
 
         // Locale 0 chooses; the others resolve exactly its choice.
         let req = SelectRequest {
@@ -269,10 +312,15 @@ impl Comm {
                 }
             }
         };
-        Comm::open(oob, cfg, sel)
+        Comm::open(oob, cfg, sel, hosts)
     }
 
-    fn open(oob: Box<dyn Oob>, cfg: Config, sel: Selection) -> Result<Arc<Comm>> {
+    fn open(
+        oob: Box<dyn Oob>,
+        cfg: Config,
+        sel: Selection,
+        hosts: HostLayout,
+    ) -> Result<Arc<Comm>> {
         let me = oob.rank() as Locale;
         let n = oob.size() as Locale;
         let info = &sel.info;
@@ -313,7 +361,7 @@ impl Comm {
         // endpoint that talks to us (the original sizes its AV the same way).
         // The transmit-context table: [0] shared by every unbound thread,
         // [1..=workers] one per worker thread, then one per AM handler.
-        let wanted = 2 + cfg.am_handlers + cfg.num_workers;
+        let wanted = 2 + cfg.am_handlers + cfg.num_workers + cfg.thread_contexts;
         let av_limit = crate::quirks::av_peer_limit(&prov.name, info.ep_cnt());
         let budget = info
             .ep_cnt()
@@ -322,9 +370,13 @@ impl Comm {
             .min(cfg.max_tx_contexts.unwrap_or(usize::MAX))
             .min(av_limit.map_or(usize::MAX, |l| (l / n as usize).saturating_sub(1)));
         let num_ctx = budget.min(wanted);
-        let layout = Layout::plan(num_ctx, cfg.am_handlers, cfg.num_workers).map_err(|e| {
-            crate::quirks::explain_av_limit(e, &prov.name, av_limit, n as usize, &cfg)
-        })?;
+        let layout = Layout::plan(
+            num_ctx,
+            cfg.am_handlers,
+            cfg.num_workers,
+            cfg.thread_contexts,
+        )
+        .map_err(|e| crate::quirks::explain_av_limit(e, &prov.name, av_limit, n as usize, &cfg))?;
         let bound = layout.workers_bound;
         if !bound && num_ctx < wanted && av_limit.is_some() {
             tracing::info!(
@@ -367,8 +419,18 @@ impl Comm {
             }
         }
 
-        // Register the heap.
-        let heap = Heap::new(cfg.heap_size)?;
+        // Register the heap: shared (memfd) when co-located peers may map it.
+        let heap = if cfg.local_path == LocalPath::Mapped && hosts.local_count > 1 {
+            match Heap::new_shared(cfg.heap_size) {
+                Ok(h) => h,
+                Err(e) => {
+                    tracing::warn!("{e}; this locale's heap is reached through the fabric");
+                    Heap::new(cfg.heap_size)?
+                }
+            }
+        } else {
+            Heap::new(cfg.heap_size)?
+        };
         let access = crate::heap::HEAP_ACCESS;
         // SAFETY: the heap mapping outlives the MR (drop order in Comm).
         let mr = unsafe { Mr::register(&domain, heap.base(), heap.size(), access, 1)? };
@@ -387,6 +449,7 @@ impl Comm {
         }
         let needs_desc = prov.mr_mode & sys::FI_MR_LOCAL != 0;
         let order_dummy = heap.alloc(64, 64)?;
+        let mapped_block = heap.alloc(crate::mapped::BLOCK_BYTES, 64)?;
 
         // Exchange endpoint names and heap registrations.
         let names = oob.allgather(&rx_ep.name()?)?;
@@ -412,6 +475,23 @@ impl Comm {
                 key: w(2),
             });
         }
+
+        // Co-located peers' heaps, mapped.
+        let mapped = Arc::new(Mapped::establish(
+            &*oob,
+            &hosts,
+            cfg.local_path,
+            crate::mapped::OwnHeap {
+                base: heap.base_addr(),
+                size: heap.size() as u64,
+                fd: heap.shared_fd(),
+                block_off: mapped_block - heap.base_addr(),
+            },
+            &peers
+                .iter()
+                .map(|p| (p.heap_base, p.heap_size))
+                .collect::<Vec<_>>(),
+        )?);
 
         // Every context reaches every locale's order dummy (same heap offset).
         let dummy_off = order_dummy - heap.base_addr();
@@ -453,8 +533,9 @@ impl Comm {
             ));
         }
 
-        // Which atomics are native.
-        let native = if prov.atomics {
+        // Which atomics are native: none once any locale maps another (CPU
+        // atomics on mapped words do not mix with NIC atomics; see mapped.rs).
+        let native = if prov.atomics && !mapped.in_use() {
             let ctx = &contexts[0];
             NativeAtomics::probe(|ty, op, kind| ctx.atomic_valid(ty.datatype(), op.fi_op(), kind))
         } else {
@@ -463,7 +544,8 @@ impl Comm {
 
         let serial_for_rx = serial.clone();
         let stop = Arc::new(AtomicBool::new(false));
-        let progress = spawn_progress(rx_ep.clone(), stop.clone(), serial)?;
+        let idle = IdlePolicy::new(&cfg, &prov, &mapped);
+        let progress = spawn_progress(rx_ep.clone(), stop.clone(), serial, idle)?;
 
         if cfg.weaken.is_some() {
             tracing::warn!(
@@ -484,6 +566,8 @@ impl Comm {
             prov,
             native,
             peers,
+            mapped,
+            hosts,
             contexts: ContextTable::new(contexts, shared_ctx),
             progress: Mutex::new(Some(progress)),
             stop,
@@ -510,7 +594,7 @@ impl Comm {
     pub fn describe(&self) -> String {
         format!(
             "pgas-comm: {} MCM mode, {} provider (ordering {}), {} locales, {} endpoints ({} tx \
-             contexts), {} heap, {} atomics, {} progress{}",
+             contexts, {} for other threads), {} heap, {} atomics, {} progress, {} local path{}",
             self.prov.mode,
             self.prov.name,
             self.prov.order_granted,
@@ -521,15 +605,28 @@ impl Comm {
                 "unbound"
             },
             self.contexts.len(),
+            self.layout.threads.len(),
             human_size(self.heap.size()),
-            match self.routes.native_types() {
-                0 if self.native.any() => "CPU (PGAS_AMO_VIA_AM)".to_string(),
-                0 => "no native".to_string(),
-                k => format!("native ({k}/{} types)", AmoType::ALL.len()),
+            match (self.mapped.in_use(), self.routes.native_types()) {
+                (true, _) => "CPU (mapped path)".to_string(),
+                (false, 0) if self.native.any() => "CPU (PGAS_AMO_VIA_AM)".to_string(),
+                (false, 0) => "no native".to_string(),
+                (false, k) => format!("native ({k}/{} types)", AmoType::ALL.len()),
             },
             match self.prov.wait {
                 WaitMode::Spin => "polling",
                 WaitMode::Block => "blocking-wait",
+            },
+            match (self.mapped.path(), self.mapped.mapped_peers()) {
+                (LocalPath::Fabric, _) => "fabric".to_string(),
+                (LocalPath::Mapped, 0) if self.hosts.local_count > 1 => {
+                    "fabric (mapping failed)".to_string()
+                }
+                (LocalPath::Mapped, 0) => "fabric (no co-located locale)".to_string(),
+                (LocalPath::Mapped, k) => format!(
+                    "mapped ({k} of {} co-located peers)",
+                    self.hosts.local_count - 1
+                ),
             },
             match self.cfg.weaken {
                 Some(w) => format!(", MCM WEAKENED ({w:?}, test-only)"),
@@ -812,9 +909,91 @@ impl Comm {
         Ok(())
     }
 
+    /// Binds the calling thread to a transmit context of its own for as long
+    /// as it runs (or until [`Comm::unbind_thread`]): the main thread, or a
+    /// runtime's own threads, then pay what a worker pays per operation
+    /// instead of taking a shared context and forcing its stores visible
+    /// after each one. `Ok(false)`: no context left
+    /// (`PGAS_THREAD_CONTEXTS`, or the provider's endpoints): the thread
+    /// stays unbound, which is correct, only slower. Already bound: `Ok(true)`.
+    pub fn bind_thread(&self) -> Result<bool> {
+        if self.thread_is_bound() {
+            return Ok(true);
+        }
+        for idx in self.layout.threads.clone() {
+            if self.contexts.claim(idx).is_ok() {
+                self.contexts.lock(idx).bind();
+                let me = self as *const Comm as usize;
+                BOUND_CTX.with(|b| b.set(Some((me, idx))));
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Gives back the context of [`Comm::bind_thread`]: the thread's stores
+    /// are forced visible and its operations completed first (a boundary,
+    /// like a task end), then another thread may bind it. Does nothing on an
+    /// unbound thread; workers and AM threads keep theirs for life (an error).
+    pub fn unbind_thread(&self) -> Result<()> {
+        let me = self as *const Comm as usize;
+        let idx = match BOUND_CTX.with(|b| b.get()) {
+            Some((owner, i)) if owner == me => i,
+            _ => return Ok(()),
+        };
+        if !self.layout.threads.contains(&idx) {
+            return Err(Error::Unsupported(format!(
+                "transmit context {idx} belongs to a worker or AM thread for the whole run; only \
+                 contexts taken with bind_thread can be given back"
+            )));
+        }
+        self.settle_postponed(Settle::All)?;
+        self.mapped_boundary();
+        let mut ctx = self.contexts.lock(idx);
+        let r = self
+            .selector
+            .force_visible(&mut ctx)
+            .and_then(|()| ctx.wait_local());
+        ctx.unbind();
+        drop(ctx);
+        BOUND_CTX.with(|b| b.set(None));
+        FABRIC_DIRTY.with(|f| f.set(false));
+        self.contexts.unclaim(idx);
+        r
+    }
+
     /// Whether threads get transmit contexts of their own.
     pub fn is_bound(&self) -> bool {
         self.bound
+    }
+
+    /// Contexts for threads that call [`Comm::bind_thread`].
+    pub fn thread_contexts(&self) -> usize {
+        self.layout.threads.len()
+    }
+
+    /// The intra-node mapped path of this locale.
+    pub fn mapped(&self) -> &Mapped {
+        &self.mapped
+    }
+
+    /// Where the locales of the job live (co-located ones share the cores).
+    pub fn hosts(&self) -> &HostLayout {
+        &self.hosts
+    }
+
+    /// The address in this process of `len` bytes at `at`, if this locale
+    /// reaches that heap by mapping (its own heap included): the AM layer
+    /// writes replies into a mapped initiator's done slot with it.
+    #[inline]
+    pub fn mapped_ptr(&self, at: GlobalAddr, len: usize) -> Option<*mut u8> {
+        self.mapped.translate(at.locale, at.addr, len)
+    }
+
+    /// How a receive poller (comm-ofi's progress thread, the AM poller)
+    /// behaves when idle.
+    pub fn idle_policy(&self) -> IdlePolicy {
+        IdlePolicy::new(&self.cfg, &self.prov, &self.mapped)
     }
 
     /// Whether the calling thread owns a transmit context for the run.
@@ -846,6 +1025,14 @@ impl Comm {
     /// Blocking PUT: copies `src` to `dst`. On return `src` may be reused;
     /// the stores become visible to others by the caller's next MCM boundary.
     pub fn put(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
+        if let Some(p) = self.mapped.translate(dst.locale, dst.addr, src.len()) {
+            // No postponed AMO can be waiting there: atomics on a mapped
+            // locale's words are CPU atomics, done at once.
+            // SAFETY: p..p+len lies in a heap mapped here (translate checked
+            // the range); src is a live slice; ranges may overlap (memmove).
+            unsafe { std::ptr::copy(src.as_ptr(), p, src.len()) };
+            return Ok(());
+        }
         let Some(remote) = self.rma_target(dst, src.len())? else {
             return Ok(());
         };
@@ -865,6 +1052,7 @@ impl Comm {
                 true,
             );
         }
+        note_fabric_work();
         self.with_ctx_settled(Settle::IfAnyTo(dst.locale), |ctx| {
             let op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
             self.selector
@@ -875,6 +1063,12 @@ impl Comm {
 
     /// Blocking GET: copies `src` into `dst`.
     pub fn get(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
+        if let Some(p) = self.mapped.translate(src.locale, src.addr, dst.len()) {
+            // SAFETY: p..p+len lies in a heap mapped here (translate checked
+            // the range); dst is a live slice.
+            unsafe { std::ptr::copy(p, dst.as_mut_ptr(), dst.len()) };
+            return Ok(());
+        }
         let Some(remote) = self.rma_target(src, dst.len())? else {
             return Ok(());
         };
@@ -909,6 +1103,14 @@ impl Comm {
     /// provider read the buffer after the borrow ended. The runtime shim's
     /// `put_nb` takes an owned buffer instead and is safe.
     pub unsafe fn put_nb<'a>(&'a self, dst: GlobalAddr, src: &'a [u8]) -> Result<NbHandle<'a>> {
+        if self
+            .mapped
+            .translate(dst.locale, dst.addr, src.len())
+            .is_some()
+        {
+            self.put(dst, src)?;
+            return Ok(NbHandle::done(self));
+        }
         let Some(remote) = self.rma_target(dst, src.len())? else {
             return Ok(NbHandle::done(self));
         };
@@ -916,6 +1118,7 @@ impl Comm {
             self.put(dst, src)?;
             return Ok(NbHandle::done(self));
         }
+        note_fabric_work();
         self.nb(Settle::IfAnyTo(dst.locale), dst.locale, |ctx| {
             let mut op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
             op.seq = ctx.next_seq();
@@ -937,6 +1140,14 @@ impl Comm {
     /// As for [`Comm::put_nb`]: the handle must be waited for or dropped
     /// before `dst`'s memory is freed or reused (the provider writes it).
     pub unsafe fn get_nb<'a>(&'a self, dst: &'a mut [u8], src: GlobalAddr) -> Result<NbHandle<'a>> {
+        if self
+            .mapped
+            .translate(src.locale, src.addr, dst.len())
+            .is_some()
+        {
+            self.get(dst, src)?;
+            return Ok(NbHandle::done(self));
+        }
         let Some(remote) = self.rma_target(src, dst.len())? else {
             return Ok(NbHandle::done(self));
         };
@@ -1024,6 +1235,9 @@ impl Comm {
         // SAFETY: tmp_addr..+piece is a fresh heap allocation only we use.
         let tmp = unsafe { std::slice::from_raw_parts_mut(tmp_addr as *mut u8, piece) };
         let target = remote_at.locale as usize;
+        if is_put {
+            note_fabric_work();
+        }
         let result = (|| {
             let mut off = 0;
             while off < len {
@@ -1061,7 +1275,27 @@ impl Comm {
     /// becomes visible at its target before this returns, and every
     /// non-blocking GET it issued has completed.
     pub fn force_visible(&self) -> Result<()> {
-        self.with_ctx_settled(Settle::All, |ctx| self.selector.force_visible(ctx))
+        self.mapped_boundary();
+        self.with_ctx_settled(Settle::All, |ctx| self.selector.force_visible(ctx))?;
+        FABRIC_DIRTY.with(|f| f.set(false));
+        Ok(())
+    }
+
+    /// The boundary's part for the mapped path: the calling CPU's stores to
+    /// mapped heaps are globally visible (its store buffer drained) before
+    /// anything after the boundary (docs/mcm.md, "The mapped path").
+    #[inline]
+    pub(crate) fn mapped_boundary(&self) {
+        if self.mapped.in_use() {
+            std::sync::atomic::fence(Ordering::SeqCst);
+        }
+    }
+
+    /// Whether the calling thread may have fabric stores or postponed AMOs
+    /// on its context (see `FABRIC_DIRTY`).
+    #[inline]
+    pub(crate) fn fabric_dirty(&self) -> bool {
+        FABRIC_DIRTY.with(|f| f.get())
     }
 
     /// The boundary on every transmit context of this locale (barrier,
@@ -1069,6 +1303,7 @@ impl Comm {
     /// caller's postponed AMOs are awaited; other threads' tasks awaited
     /// theirs when they ended.)
     pub fn force_visible_all(&self) -> Result<()> {
+        self.mapped_boundary();
         let mut first_err = self.settle_postponed(Settle::All).err();
         self.contexts.for_each(|c| {
             if let Err(e) = self.selector.force_visible(c) {
@@ -1143,6 +1378,7 @@ impl Comm {
 
     pub(crate) fn stop_progress(&self) {
         self.stop.store(true, Ordering::Release);
+        self.mapped.ring_self();
         if let Some(h) = self.progress.lock().take() {
             let _ = h.join();
         }
@@ -1210,6 +1446,13 @@ impl Comm {
     /// needs `FI_MR_LOCAL`.
     pub(crate) fn send(&self, target: Locale, msg: &[u8]) -> Result<()> {
         self.check_locale(target)?;
+        // A mapped target's poller may sleep on its doorbell: ring before
+        // (it wakes while we send; providers whose send completes only once
+        // the target progressed need that) and after (the sleeper's check).
+        self.mapped.ring(target);
+        // Our stores to mapped heaps before the message (no instruction on
+        // x86; a barrier on weakly ordered CPUs).
+        std::sync::atomic::fence(Ordering::Release);
         self.with_ctx(|ctx| {
             let local = LocalBuf {
                 ptr: msg.as_ptr() as *mut u8,
@@ -1218,7 +1461,9 @@ impl Comm {
             };
             self.selector.send(ctx, target as usize, SendOp { local })
         })
-        .map_err(peer_err("active message", msg.len(), target))
+        .map_err(peer_err("active message", msg.len(), target))?;
+        self.mapped.ring(target);
+        Ok(())
     }
 
     /// Sends a short message (at most the provider's inject size) from the
@@ -1247,7 +1492,10 @@ impl Comm {
         }
         let mut ctx = self.contexts.lock(PROGRESS_CTX);
         match ctx.inject_send(target as usize, msg) {
-            Ok(()) => Ok(true),
+            Ok(()) => {
+                self.mapped.ring(target);
+                Ok(true)
+            }
             Err(Error::WouldBlock { .. }) => Ok(false),
             Err(e) => Err(e),
         }
@@ -1287,27 +1535,140 @@ fn thread_hint() -> usize {
     h.finish() as usize
 }
 
+/// How a receive poller behaves when it finds nothing: keep polling
+/// (yielding) while peers may need its progress; otherwise poll for
+/// `PGAS_POLL_SPIN_US` after the last completion, then sleep on the
+/// doorbell until a mapped peer rings it (or a timeout passes).
+#[derive(Debug, Clone)]
+pub struct IdlePolicy {
+    mapped: Option<Arc<Mapped>>,
+    spin: std::time::Duration,
+}
+
+/// Longest doorbell sleep: bounds the delay if a wake-up were ever missed.
+const DOORBELL_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(50);
+/// How often a covered poller checks that its worker still polls.
+const COVER_CHECK: std::time::Duration = std::time::Duration::from_micros(200);
+
+impl IdlePolicy {
+    fn new(cfg: &Config, prov: &ProviderInfo, mapped: &Arc<Mapped>) -> IdlePolicy {
+        // Blocking CQ waits block already; udp;ofi_rxd completes a send only
+        // once the receiver's progress acknowledged it (keep polling).
+        let may_sleep =
+            mapped.rung_by_all() && prov.wait == WaitMode::Spin && !prov.name.contains("ofi_rxd");
+        IdlePolicy {
+            mapped: may_sleep.then(|| mapped.clone()),
+            spin: std::time::Duration::from_micros(cfg.poll_spin_us),
+        }
+    }
+
+    /// Whether the poller blocks when idle (every peer maps this locale and
+    /// rings it; nothing needs its progress for RMA).
+    pub fn may_sleep(&self) -> bool {
+        self.mapped.is_some()
+    }
+
+    /// If a worker covers for the poller ([`IdlePolicy::cover`]), sleeps a
+    /// little and returns true; if meanwhile the worker's `heartbeat` (a
+    /// count it bumps each poll) did not move, it is busy with a task, and
+    /// the poller takes over (senders wake it again).
+    pub fn sleep_while_covered(&self, heartbeat: impl Fn() -> u64) -> bool {
+        match &self.mapped {
+            Some(m) if m.covered() => {
+                let before = heartbeat();
+                m.sleep(COVER_CHECK);
+                if heartbeat() == before {
+                    m.take_over();
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A worker polls in the poller's place (see `Mapped::cover`); only
+    /// where the poller may sleep. Cheap when it covers already.
+    pub fn cover(&self) {
+        if let Some(m) = &self.mapped {
+            if !m.covered() {
+                m.cover();
+            }
+        }
+    }
+
+    /// The worker stops polling; it must poll once more afterwards.
+    pub fn uncover(&self) {
+        if let Some(m) = &self.mapped {
+            m.uncover();
+        }
+    }
+
+    /// Called when a poll found nothing, `idle_since` being when the last
+    /// completion came. Returns at once while the poller should keep
+    /// polling (after a yield once it has been idle a little); otherwise
+    /// announces the sleep, calls `poll_again` (which must poll once and
+    /// say whether it found anything) and sleeps only if it found nothing.
+    /// Returns whether it slept.
+    pub fn idle(
+        &self,
+        idle_since: std::time::Instant,
+        idle_polls: u32,
+        poll_again: impl FnOnce() -> bool,
+    ) -> bool {
+        match &self.mapped {
+            Some(m) if idle_since.elapsed() >= self.spin => {
+                m.prepare_sleep();
+                if poll_again() {
+                    m.cancel_sleep();
+                    return false;
+                }
+                m.sleep(DOORBELL_TIMEOUT);
+                true
+            }
+            _ => {
+                if idle_polls > 16 {
+                    std::thread::yield_now();
+                }
+                false
+            }
+        }
+    }
+}
+
 fn spawn_progress(
     rx_ep: Arc<Endpoint>,
     stop: Arc<AtomicBool>,
     serial: Option<crate::ctx::DomainLock>,
+    idle: IdlePolicy,
 ) -> Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("pgas-progress".into())
         .spawn(move || {
             let cq: &Cq = rx_ep.rx_cq();
             let mut buf = [CqEntry::default(); 8];
-            while !stop.load(Ordering::Acquire) {
+            let read = |buf: &mut [CqEntry]| {
                 let guard = serial.as_ref().map(|l| l.lock());
-                let r = cq.read(&mut buf, 100);
+                let r = cq.read(buf, 100);
                 drop(guard);
-                match r {
+                r
+            };
+            let mut since = std::time::Instant::now();
+            let mut polls = 0u32;
+            while !stop.load(Ordering::Acquire) {
+                match read(&mut buf) {
                     Ok(0) => {
+                        polls = polls.saturating_add(1);
                         if cq.wait_mode() == WaitMode::Spin {
-                            std::thread::yield_now();
+                            // Only a completion restarts the spinning.
+                            idle.idle(since, polls, || {
+                                stop.load(Ordering::Acquire) || !matches!(read(&mut buf), Ok(0))
+                            });
                         }
                     }
-                    Ok(_) => {}
+                    Ok(_) => {
+                        since = std::time::Instant::now();
+                        polls = 0;
+                    }
                     Err(e) => tracing::warn!("progress thread: {}", e.error),
                 }
             }
@@ -1436,5 +1797,33 @@ impl Drop for NbHandle<'_> {
                 self.done = true;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Layout;
+
+    #[test]
+    fn layout_gives_thread_contexts_only_after_every_worker() {
+        // [0] shared, [1] progress, [2] handler, [3..5] workers, [5..7] threads.
+        let l = Layout::plan(7, 1, 2, 2).unwrap();
+        assert!(l.workers_bound);
+        assert_eq!(l.first_worker, 3);
+        assert_eq!(l.threads, 5..7);
+        assert_eq!(l.shared, vec![0]);
+        // One context short: one thread context.
+        let l = Layout::plan(6, 1, 2, 2).unwrap();
+        assert_eq!(l.threads, 5..6);
+        // Workers not all bound: no thread contexts, workers share the rest.
+        let l = Layout::plan(4, 1, 2, 2).unwrap();
+        assert!(!l.workers_bound);
+        assert!(l.threads.is_empty());
+        assert_eq!(l.shared, vec![0, 3]);
+        // None asked for.
+        assert!(Layout::plan(9, 1, 2, 0).unwrap().threads.is_empty());
+        // Below the reserved contexts: an error naming the numbers.
+        let e = Layout::plan(2, 1, 2, 2).unwrap_err().to_string();
+        assert!(e.contains("at least 3"), "{e}");
     }
 }

@@ -67,6 +67,13 @@ impl<T> ContextTable<T> {
         }
     }
 
+    /// Gives back a claimed context (a thread that bound one for a while,
+    /// `Comm::unbind_thread`): the caller forced it visible and no longer
+    /// uses it; another thread may claim it.
+    pub fn unclaim(&self, idx: usize) {
+        self.claimed[idx].store(false, Ordering::Release);
+    }
+
     /// Locks context `idx` (a claimed one: its owner, or a thread that
     /// reaches every context, such as a barrier's forcing).
     pub fn lock(&self, idx: usize) -> MutexGuard<'_, T> {

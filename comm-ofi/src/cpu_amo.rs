@@ -1,6 +1,7 @@
 //! Atomics carried out with CPU instructions on the target's word: what an
-//! AMO-via-AM does once it arrives, and what a locale does for its own words
-//! when the provider has no native atomics.
+//! AMO-via-AM does once it arrives, what a locale does for its own words
+//! when the provider has no native atomics, and what every atomic on a
+//! mapped peer's word is (the intra-node mapped path, `mapped`).
 //!
 //! Exists so that every (type, op, fetch) combination of comm-ofi's
 //! `AmoType` x `AmoOp` has one definition whose results match the native

@@ -214,6 +214,12 @@ impl TxContext {
         self.binding = Binding::Bound;
     }
 
+    /// Marks the context shared again (its owner gave it back, with nothing
+    /// dangling: see `Comm::unbind_thread`).
+    pub fn unbind(&mut self) {
+        self.binding = Binding::Unbound;
+    }
+
     /// From now on a full transmit queue is an [`Error::WouldBlock`] rather
     /// than a wait (for a thread that must not stop receiving).
     pub fn set_fail_fast(&mut self) {

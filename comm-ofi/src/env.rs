@@ -8,6 +8,10 @@ use crate::Mode;
 
 /// Default registered heap per locale (lazily backed: untouched pages cost nothing).
 pub const DEFAULT_HEAP_SIZE: usize = 256 << 20;
+/// Default transmit contexts for other threads (the main thread and one more).
+pub const DEFAULT_THREAD_CONTEXTS: usize = 2;
+/// Default idle polling before a poller blocks (microseconds).
+pub const DEFAULT_POLL_SPIN_US: u64 = 200;
 
 /// Everything the comm layer reads from the environment.
 #[derive(Debug, Clone)]
@@ -26,8 +30,26 @@ pub struct Config {
     pub native_amo: bool,
     /// `PGAS_CQ_WAIT` = `spin` | `block` | `auto`.
     pub cq_wait: Option<crate::ofi::WaitMode>,
-    /// `PGAS_NUM_WORKERS`: worker threads per locale, each with its own context.
+    /// `PGAS_NUM_WORKERS`: worker threads per locale, each with its own
+    /// context. Default: the cores this locale owns (the cores available,
+    /// shared out among the locales on this host; set at start-up once the
+    /// co-located locales are known).
     pub num_workers: usize,
+    /// Whether `PGAS_NUM_WORKERS` was given (else `num_workers` is the
+    /// start-up's share of the cores).
+    pub num_workers_set: bool,
+    /// `PGAS_THREAD_CONTEXTS`: transmit contexts for threads that are
+    /// neither workers nor AM threads (the main thread, a runtime's own
+    /// threads through `Comm::bind_thread`).
+    pub thread_contexts: usize,
+    /// `PGAS_LOCAL_PATH`: how locales on one host reach each other's heaps.
+    pub local_path: crate::mapped::LocalPath,
+    /// `PGAS_POLL_SPIN_US`: how long an idle progress/AM poller keeps
+    /// polling before it blocks (where it may block at all).
+    pub poll_spin_us: u64,
+    /// `PGAS_TEST_HOSTNAMES` (TEST-ONLY): comma-separated host names by
+    /// rank, replacing the real host name (simulates several hosts).
+    pub test_hostnames: Option<Vec<String>>,
     /// `PGAS_AM_HANDLERS`: AM handler threads, each with its own context.
     pub am_handlers: usize,
     /// `PGAS_MAX_TX_CONTEXTS`: cap on transmit contexts (default: what the
@@ -52,6 +74,23 @@ fn parse_count(var_name: &'static str, default: usize, max: usize) -> Result<usi
                 reason: format!("expected a whole number from 1 to {max}"),
             }),
         },
+    }
+}
+
+/// A number from 0 to `max` (`what`: "microseconds", ...), `default` if unset.
+fn parse_up_to(var_name: &'static str, default: u64, max: u64, what: &str) -> Result<u64> {
+    match var(var_name) {
+        None => Ok(default),
+        Some(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|k| *k <= max)
+            .ok_or_else(|| Error::Env {
+                var: var_name,
+                value: v.clone(),
+                reason: format!("expected {what} from 0 to {max}"),
+            }),
     }
 }
 
@@ -167,7 +206,43 @@ impl Config {
         let cores = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1);
+        let num_workers_set = var("PGAS_NUM_WORKERS").is_some();
         let num_workers = parse_count("PGAS_NUM_WORKERS", cores, 1024)?;
+        let thread_contexts = parse_up_to(
+            "PGAS_THREAD_CONTEXTS",
+            DEFAULT_THREAD_CONTEXTS as u64,
+            1024,
+            "a whole number",
+        )? as usize;
+        let local_path = match var("PGAS_LOCAL_PATH") {
+            None => crate::mapped::LocalPath::Mapped,
+            Some(v) => v.parse().map_err(|reason| Error::Env {
+                var: "PGAS_LOCAL_PATH",
+                value: v.clone(),
+                reason,
+            })?,
+        };
+        let poll_spin_us = parse_up_to(
+            "PGAS_POLL_SPIN_US",
+            DEFAULT_POLL_SPIN_US,
+            10_000_000,
+            "microseconds",
+        )?;
+        let test_hostnames = var("PGAS_TEST_HOSTNAMES").map(|v| {
+            v.split(',')
+                .map(|h| h.trim().to_string())
+                .collect::<Vec<_>>()
+        });
+        if let Some(names) = &test_hostnames {
+            if names.iter().any(|h| h.is_empty()) {
+                return Err(Error::Env {
+                    var: "PGAS_TEST_HOSTNAMES",
+                    value: names.join(","),
+                    reason: "test-only; expected one non-empty host name per rank, comma-separated"
+                        .into(),
+                });
+            }
+        }
         let am_handlers = parse_count("PGAS_AM_HANDLERS", 1, 64)?;
         let max_tx_contexts = match var("PGAS_MAX_TX_CONTEXTS") {
             None => None,
@@ -190,6 +265,11 @@ impl Config {
         };
         Ok(Config {
             amo_via_am,
+            num_workers_set,
+            thread_contexts,
+            local_path,
+            poll_spin_us,
+            test_hostnames,
             max_tx_contexts,
             weaken,
             num_workers,

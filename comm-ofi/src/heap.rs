@@ -4,8 +4,10 @@
 //! Registering once (instead of per allocation) keeps PUT/GET free of
 //! registration cost and lets every locale know every other locale's
 //! (base, size, key) after one exchange at start-up. The mapping is
-//! anonymous and `MAP_NORESERVE`, so a large default costs nothing until
-//! touched.
+//! `MAP_NORESERVE`, so a large default costs nothing until touched. It is
+//! anonymous, or, for the intra-node mapped path ([`crate::mapped`]), a
+//! shared mapping of a memfd that co-located locales map too
+//! ([`Heap::new_shared`]).
 //!
 //! The allocator is a first-fit free list with coalescing, under a lock: it is
 //! used for long-lived buffers, not per operation. Allocations made in the
@@ -35,6 +37,9 @@ pub struct Heap {
     base: *mut u8,
     size: usize,
     free: Mutex<FreeList>,
+    /// The memfd behind a shared heap (peers open it through
+    /// `/proc/<pid>/fd/<fd>`); `None` for an anonymous one.
+    fd: Option<std::os::fd::OwnedFd>,
 }
 
 // SAFETY: the mapping is process-wide memory; all mutation of allocator state
@@ -65,10 +70,9 @@ struct Live {
 }
 
 impl Heap {
-    /// Maps `size` bytes (rounded up to pages).
+    /// Maps `size` bytes (rounded up to pages), anonymous and private.
     pub fn new(size: usize) -> Result<Heap> {
-        let page = 4096;
-        let size = size.div_ceil(page) * page;
+        let size = Self::round(size);
         // SAFETY: anonymous private mapping with no address hint; checked below.
         let p = unsafe {
             libc::mmap(
@@ -80,6 +84,49 @@ impl Heap {
                 0,
             )
         };
+        Self::from_mapping(p, size, None)
+    }
+
+    /// Maps `size` bytes (rounded up to pages) of a fresh memfd, shared, so
+    /// that other processes of this user on this host can map the same pages
+    /// (`/proc/<pid>/fd/<fd>`, see [`Heap::shared_fd`]). The memfd has no
+    /// name in any file system: nothing is left behind when the process dies.
+    pub fn new_shared(size: usize) -> Result<Heap> {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        let size = Self::round(size);
+        let err = |what: &str| Error::Env {
+            var: "PGAS_LOCAL_PATH",
+            value: "mapped".into(),
+            reason: format!(
+                "cannot create the shared heap ({what}: {}); set PGAS_LOCAL_PATH=fabric",
+                std::io::Error::last_os_error()
+            ),
+        };
+        // SAFETY: a NUL-terminated name and valid flags; checked below.
+        let fd = unsafe { libc::memfd_create(c"pgas-heap".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(err("memfd_create"));
+        }
+        // SAFETY: fd is a fresh descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: a valid descriptor and length.
+        if unsafe { libc::ftruncate(fd.as_raw_fd(), size as libc::off_t) } != 0 {
+            return Err(err("ftruncate"));
+        }
+        let p = map_shared(fd.as_raw_fd(), size);
+        Self::from_mapping(p, size, Some(fd))
+    }
+
+    fn round(size: usize) -> usize {
+        let page = 4096;
+        size.div_ceil(page) * page
+    }
+
+    fn from_mapping(
+        p: *mut libc::c_void,
+        size: usize,
+        fd: Option<std::os::fd::OwnedFd>,
+    ) -> Result<Heap> {
         if p == libc::MAP_FAILED {
             return Err(Error::Env {
                 var: "PGAS_HEAP_SIZE",
@@ -93,7 +140,14 @@ impl Heap {
             base: p as *mut u8,
             size,
             free: Mutex::new(fl),
+            fd,
         })
+    }
+
+    /// The memfd of a shared heap (`None`: anonymous).
+    pub fn shared_fd(&self) -> Option<i32> {
+        use std::os::fd::AsRawFd;
+        self.fd.as_ref().map(|f| f.as_raw_fd())
     }
 
     /// Start address.
@@ -322,6 +376,23 @@ impl Heap {
     }
 }
 
+/// Maps the first `size` bytes of `fd` shared, read-write, without reserving
+/// swap; `MAP_FAILED` on failure (the caller checks).
+pub(crate) fn map_shared(fd: i32, size: usize) -> *mut libc::c_void {
+    // SAFETY: a shared mapping with no address hint of a descriptor the
+    // caller holds open; the kernel checks the rest and says MAP_FAILED.
+    unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_NORESERVE,
+            fd,
+            0,
+        )
+    }
+}
+
 impl Drop for Heap {
     fn drop(&mut self) {
         // SAFETY: base/size are exactly the mapping made in new(); every MR on
@@ -352,6 +423,40 @@ mod tests {
         assert_eq!(big, h.base_addr());
         let h2 = Heap::new(1 << 20).unwrap();
         assert_eq!(h2.alloc(100, 8).unwrap() - h2.base_addr(), 0);
+    }
+
+    #[test]
+    fn shared_heap_is_seen_through_a_second_mapping() {
+        let h = Heap::new_shared(1 << 20).unwrap();
+        let fd = h.shared_fd().expect("a shared heap has a memfd");
+        let path = format!("/proc/{}/fd/{fd}", std::process::id());
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        use std::os::fd::AsRawFd;
+        // SAFETY: shared mapping of the whole file; checked below, unmapped at the end.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                1 << 20,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                f.as_raw_fd(),
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        let a = h.alloc(64, 64).unwrap();
+        // SAFETY: a live allocation of the heap, and the same page through p.
+        unsafe {
+            std::ptr::write_volatile(a as *mut u64, 0xfeed);
+            let other = (p as u64 + (a - h.base_addr())) as *const u64;
+            assert_eq!(std::ptr::read_volatile(other), 0xfeed);
+            libc::munmap(p, 1 << 20);
+        }
+        assert!(Heap::new(1 << 20).unwrap().shared_fd().is_none());
     }
 
     #[test]

@@ -194,6 +194,12 @@ int pgas_on_reply(pgas_on_ctx_t *ctx, const void *data, size_t len);
  * released). Tasks from pgas_begin call them by themselves. */
 int pgas_task_create(void);
 int pgas_task_end(void);
+/* A transmit context of its own for the calling thread (a runtime's own
+ * thread that communicates; pgas_init binds its caller): 1 bound, 0 none left
+ * (stays unbound: correct, slower), < 0 error. pgas_unbind_thread gives it
+ * back (a boundary); call it before a bound thread exits. */
+int pgas_bind_thread(void);
+int pgas_unbind_thread(void);
 /* Runs fn(arg) as a task on a worker; task NULL: nobody waits (finalize does). */
 int pgas_begin(pgas_task_fn fn, void *arg, pgas_task_t **task);
 int pgas_task_wait(pgas_task_t *task); /* waits, releases the handle */

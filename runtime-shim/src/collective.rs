@@ -251,6 +251,10 @@ impl Collectives {
                 self.peers[partner] + (set - self.area) + 8 * round as u64,
             );
             comm.put(flag, &flag_word(e, failed).to_le_bytes())?;
+            // The partner waits for this flag: on a bound context a PUT may
+            // dangle until the next boundary (and on udp;ofi_rxd it does not
+            // even travel without our progress), so publish it now.
+            comm.force_visible()?;
             let mine = heap_word(comm, set + 8 * round as u64);
             wait(&|| parse_flag(mine.load(Ordering::Acquire)).0 >= e);
             failed = merge(failed, parse_flag(mine.load(Ordering::Acquire)).1);

@@ -978,6 +978,31 @@ pub extern "C" fn pgas_task_end() -> c_int {
     ffi(|| rt()?.task_end_hook())
 }
 
+/// Gives the calling thread (a runtime's own thread that communicates) a
+/// transmit context of its own; `pgas_init` binds the thread that calls it.
+/// Returns 1 if bound, 0 if none was left (the thread stays unbound:
+/// correct, only slower), or a negative error.
+#[no_mangle]
+pub extern "C" fn pgas_bind_thread() -> c_int {
+    let mut bound = false;
+    let r = ffi(|| {
+        bound = rt()?.bind_thread()?;
+        Ok(())
+    });
+    if r < 0 {
+        r
+    } else {
+        bound as c_int
+    }
+}
+
+/// Gives back the context of `pgas_bind_thread` (a boundary: the thread's
+/// stores are made visible first); call it before a bound thread exits.
+#[no_mangle]
+pub extern "C" fn pgas_unbind_thread() -> c_int {
+    ffi(|| rt()?.unbind_thread())
+}
+
 struct CTask {
     f: TaskFn,
     arg: *mut c_void,

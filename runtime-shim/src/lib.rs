@@ -36,6 +36,7 @@ pub mod error;
 pub mod ffi;
 pub mod lock;
 pub mod p2p;
+mod pin;
 pub mod pod;
 pub mod ptr;
 pub mod runtime;

@@ -216,7 +216,7 @@ impl Builder {
         let am = match amhandler::start_with(
             comm.clone(),
             amhandler::Options {
-                config: None,
+                config: Some(am_config(cores.as_deref())?),
                 spawner: Some(pool.clone()),
                 registry: self.registry,
             },
@@ -249,6 +249,15 @@ impl Builder {
         let _ = rt
             .world
             .set(crate::team::Team::world(rt, world_area, world_areas));
+        // The thread that starts the runtime (the main program) gets a
+        // transmit context of its own where the provider has enough.
+        rt.bind_thread()?;
+        // With pinning, the thread that starts the runtime stays on this
+        // locale's cores too: a main thread spinning on a co-located
+        // locale's core would take turns with that locale's threads.
+        if let Some(cores) = &rt.cores {
+            crate::pin::current_thread_to(cores);
+        }
         // Nobody sends an on-statement before every locale can find its runtime.
         rt.comm.barrier()?;
         tracing::debug!(locale = rt.here(), "{}", rt.describe());
@@ -263,20 +272,11 @@ pub fn init() -> Result<&'static Runtime> {
     Builder::new().init()
 }
 
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
 /// Cores for the workers: locales on one host take turns over the cores
-/// this process may use, so co-located locales do not stack on core 0.
+/// this process may use, so co-located locales do not stack on core 0 (by
+/// default each has as many workers as cores it owns: see comm-ofi's
+/// `HostLayout::cores_owned`).
 fn pin_plan(comm: &Comm, pin: bool) -> Result<Option<Vec<usize>>> {
-    // Collective either way, so every locale makes the same calls.
-    let hosts = comm
-        .oob()
-        .allgather(hostname().as_bytes())
-        .map_err(comm_ofi::Error::from)?;
     if !pin {
         return Ok(None);
     }
@@ -289,14 +289,24 @@ fn pin_plan(comm: &Comm, pin: bool) -> Result<Option<Vec<usize>>> {
         tracing::warn!("cannot read the cores available to this process; workers are not pinned");
         return Ok(None);
     }
-    let me = comm.here() as usize;
-    let local_rank = hosts[..me].iter().filter(|h| **h == hosts[me]).count();
+    let local_rank = comm.hosts().local_rank;
     let w = comm.config().num_workers;
     Ok(Some(
         (0..w)
             .map(|i| cores[(local_rank * w + i) % cores.len()])
             .collect(),
     ))
+}
+
+/// The AM layer's knobs; with pinned workers and no `PGAS_AM_HANDLER_CORE`,
+/// its poller and handlers share this locale's first worker core (they
+/// block when idle; nothing of ours spins on a core another locale owns).
+fn am_config(cores: Option<&[usize]>) -> Result<amhandler::AmConfig> {
+    let mut c = amhandler::AmConfig::from_env()?;
+    if c.handler_core.is_none() {
+        c.handler_core = cores.and_then(|c| c.first().copied());
+    }
+    Ok(c)
 }
 
 /// The applied side of an unordered-AMO batch (runs in the target's handler).
@@ -361,6 +371,14 @@ impl Hooks for CommHooks {
             // A failed completion on our own context: the operation's waiter
             // has returned already (an injected one has none), so say it here.
             tracing::error!("a communication operation of this thread failed: {e}");
+        }
+    }
+    fn idle_poll(&self) -> bool {
+        RUNTIME.get().is_some_and(|rt| rt.am.worker_poll())
+    }
+    fn idle_end(&self) {
+        if let Some(rt) = RUNTIME.get() {
+            rt.am.worker_idle_end();
         }
     }
 }
@@ -1353,7 +1371,10 @@ impl Runtime {
             .map(|old| if fetch { old } else { 0 })?)
     }
 
-    /// An unordered (buffered, non-fetching) atomic on raw bits.
+    /// An unordered (buffered, non-fetching) atomic on raw bits. On a word
+    /// mapped here it is a CPU atomic done at once (unordered semantics
+    /// allow any time before the fence); otherwise it is buffered and sent
+    /// with the others to the same locale at the fence.
     pub fn amo_unordered_bits(
         &self,
         target: GlobalAddr,
@@ -1380,6 +1401,9 @@ impl Runtime {
         } else {
             operand
         };
+        if self.comm.amo_unordered_here(target, ty, aop, operand)? {
+            return Ok(());
+        }
         if unordered::push(unordered::Op::Amo {
             target,
             ty,
@@ -1504,6 +1528,28 @@ impl Runtime {
     /// called from a task (never blocks a worker thread).
     pub fn wait_until(&self, done: impl FnMut() -> bool) {
         self.pool.wait_until(done)
+    }
+
+    /// Gives the calling thread (the main program, or a runtime's own thread
+    /// that communicates) a transmit context of its own, so its blocking
+    /// operations cost what they cost in a task. [`Builder::init`] binds the
+    /// thread that calls it. Returns whether it got one (`false`: none left,
+    /// `PGAS_THREAD_CONTEXTS`; it stays unbound, correct but slower).
+    pub fn bind_thread(&self) -> Result<bool> {
+        if self.pool.current_worker().is_some() {
+            return Ok(true);
+        }
+        Ok(self.comm.bind_thread()?)
+    }
+
+    /// Gives back the context of [`Runtime::bind_thread`] (a boundary: the
+    /// thread's stores are made visible first). Call it before a bound
+    /// thread ends, or its context stays taken.
+    pub fn unbind_thread(&self) -> Result<()> {
+        if self.pool.current_worker().is_some() {
+            return Ok(());
+        }
+        Ok(self.comm.unbind_thread()?)
     }
 
     /// Boundary hook for a runtime with its own tasking: a task is about to

@@ -61,6 +61,13 @@ pub trait Hooks: Send + Sync {
     /// drive whatever only this thread drives (its transmit context, on
     /// providers with manual progress), without blocking.
     fn idle_progress(&self) {}
+    /// Called by an idle worker while it spins: may poll for incoming
+    /// requests (queued on this worker); returns whether it found any.
+    fn idle_poll(&self) -> bool {
+        false
+    }
+    /// The worker stops polling: it goes to sleep (or the pool stops).
+    fn idle_end(&self) {}
 }
 
 /// Hooks that do nothing (unit tests, a pool without a network).
@@ -400,9 +407,15 @@ impl Pool {
                 continue;
             }
             if self.stop.load(Ordering::Acquire) {
+                self.hooks.idle_end();
                 break;
             }
             idle += 1;
+            // While spinning idle, poll for incoming requests (an
+            // on-statement found here runs on this worker: no hop).
+            if idle <= 256 && !self.block_wait && self.hooks.idle_poll() {
+                continue;
+            }
             if idle < 64 {
                 std::hint::spin_loop();
                 continue;
@@ -411,6 +424,7 @@ impl Pool {
                 std::thread::yield_now();
                 continue;
             }
+            self.hooks.idle_end();
             // Announce, re-check, sleep; push() wakes one announced worker,
             // and the timeout bounds a missed wake-up.
             self.sleepers.lock().push(th.clone());
@@ -425,7 +439,9 @@ impl Pool {
                 self.num_sleepers.fetch_sub(1, Ordering::AcqRel);
             }
             drop(s);
-            idle = 0;
+            // Work came: spin again from the start; a timeout with none:
+            // straight back to sleep (no second round of spins and yields).
+            idle = if self.has_work() { 0 } else { 256 };
         }
     }
 
@@ -449,7 +465,8 @@ impl Pool {
     }
 
     /// Waits until `done()` holds. A worker runs other ready tasks meanwhile;
-    /// any other thread spins, yields, then sleeps briefly between checks.
+    /// any other thread spins, yields, then sleeps between checks (longer
+    /// the longer it waits, at most 320 us, or 800 us with blocking waits).
     pub fn wait_until(&self, mut done: impl FnMut() -> bool) {
         let mut idle = 0u32;
         while !done() {
@@ -466,7 +483,12 @@ impl Pool {
             } else if idle < 1024 && !(self.block_wait && idle > 256) {
                 std::thread::yield_now();
             } else {
-                std::thread::sleep(Duration::from_micros(if self.block_wait { 50 } else { 20 }));
+                // Backing off (20 us doubling to 320 us) so that a long wait
+                // (a main thread in a barrier while others work) does not
+                // wake tens of thousands of times a second on a shared core.
+                let base = if self.block_wait { 50 } else { 20 };
+                let k = (idle - 1024).min(4);
+                std::thread::sleep(Duration::from_micros(base << k));
             }
         }
     }

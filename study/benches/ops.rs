@@ -68,6 +68,11 @@ fn relaunch() -> ExitCode {
             .args(["-n", "2", "--timeout", "900"])
             .arg(exe)
             .args(std::env::args_os().skip(1))
+            // Against raw libfabric: the provider path, not the mapped one.
+            .env(
+                "PGAS_LOCAL_PATH",
+                std::env::var("PGAS_LOCAL_PATH").unwrap_or_else(|_| "fabric".into()),
+            )
             .status()
             .map_err(|e| e.to_string())?;
         Ok(status.code().unwrap_or(1))

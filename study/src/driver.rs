@@ -303,6 +303,12 @@ pub fn run_job(job: &Job, bar: &ProgressBar, log: &Path) -> Res<JobOutput> {
         .args(job.plan.to_args())
         .env("PGAS_PROVIDER", &job.provider)
         .env("PGAS_MCM_MODE", &job.mode)
+        // The study measures the provider path against raw libfabric: co-
+        // located locales must not map each other's heaps (unless asked).
+        .env(
+            "PGAS_LOCAL_PATH",
+            std::env::var("PGAS_LOCAL_PATH").unwrap_or_else(|_| "fabric".into()),
+        )
         .env_remove("PGAS_VERBOSE")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -10,12 +10,29 @@
  * "shim_abi ok" on locale 0; any failure aborts the job with the details.
  */
 #include <pgas_shim.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PROG "shim_abi"
 #include "check.h"
+
+/* A thread of the runtime's own: binds, PUTs to `to`, unbinds. */
+struct bind_arg {
+  int32_t to;
+  char *at;
+  int bound, put_rc, unbind_rc;
+};
+
+static void *bound_thread(void *p) {
+  struct bind_arg *a = p;
+  a->bound = pgas_bind_thread();
+  uint64_t v = 0xb0d00000u + (uint64_t)me;
+  a->put_rc = pgas_put(a->to, a->at, &v, sizeof v);
+  a->unbind_rc = pgas_unbind_thread();
+  return NULL;
+}
 
 enum { FID_ECHO = 1, FID_ADD = 2, FID_WHO = 3, FID_RING = 4, FID_NEVER = 999 };
 
@@ -340,6 +357,24 @@ int main(void) {
       OK(pgas_atomic_read_uint64(me, mine + 7168, &v));
       CHECK(spins < 200000000L && v <= 9, "task counter %llu", (unsigned long long)v);
     }
+  }
+
+  /* ---- A runtime's own thread binds a transmit context, PUTs, gives it back. */
+  OK(pgas_barrier());
+  {
+    CHECK(pgas_bind_thread() == 1, "the init thread is bound already");
+    struct bind_arg ba = {right, theirs + 7232, -1, -1, -1};
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, bound_thread, &ba) == 0, "pthread_create");
+    CHECK(pthread_join(th, NULL) == 0, "pthread_join");
+    CHECK(ba.bound == 1, "pgas_bind_thread from a second thread returned %d", ba.bound);
+    CHECK(ba.put_rc == PGAS_OK && ba.unbind_rc == PGAS_OK, "bound thread: put %d unbind %d",
+          ba.put_rc, ba.unbind_rc);
+    OK(pgas_barrier());
+    uint64_t seen = 0;
+    OK(pgas_get(&seen, me, mine + 7232, 8));
+    CHECK(seen == 0xb0d00000u + (uint64_t)left, "PUT from a bound thread: %llx",
+          (unsigned long long)seen);
   }
 
   /* ---- Unordered PUT / GET. */

@@ -1547,7 +1547,13 @@ fn run() -> R<(u32, usize)> {
             comm.num_locales(),
             comm.is_bound(),
             comm.provider().inject_size,
-            if comm.amo_is_native(AmoType::U64, AmoOp::Add, true) { "native" } else { "am" },
+            if comm.mapped().in_use() {
+                "cpu-mapped"
+            } else if comm.amo_is_native(AmoType::U64, AmoOp::Add, true) {
+                "native"
+            } else {
+                "am"
+            },
             env.seed,
             insts.len()
         );

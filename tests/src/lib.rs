@@ -102,6 +102,12 @@ impl Run {
 }
 
 /// Runs `pgasrun -n N --timeout T PROGRAM ARGS` with extra environment.
+///
+/// The tests that name a provider test that provider's paths, so unless
+/// `env` says otherwise the job runs with `PGAS_LOCAL_PATH=fabric` (by
+/// default co-located locales would map each other's heaps and PUT, GET and
+/// atomics would never reach the provider); `tests/tests/mapped.rs` and the
+/// mapped cells of the litmus suite ask for `mapped`.
 pub fn launch(
     n: usize,
     program: &Path,
@@ -116,6 +122,9 @@ pub fn launch(
         .arg(timeout.as_secs().max(1).to_string())
         .arg(program)
         .args(args);
+    if !env.iter().any(|(k, _)| *k == "PGAS_LOCAL_PATH") {
+        cmd.env("PGAS_LOCAL_PATH", "fabric");
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }

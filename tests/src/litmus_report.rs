@@ -24,6 +24,10 @@ pub struct Job {
     pub provider: &'static str,
     /// `PGAS_MCM_MODE`.
     pub mode: &'static str,
+    /// `PGAS_LOCAL_PATH=mapped` (co-located locales map each other's heaps:
+    /// PUT/GET are copies, atomics CPU atomics; AMs still go through the
+    /// provider) instead of `fabric`.
+    pub mapped: bool,
     /// `PGAS_MCM_WEAKEN` (a negative control), if any.
     pub weaken: Option<&'static str>,
     /// The program's test selection (`rma`, `sync`, `atomic`, names).
@@ -103,6 +107,25 @@ pub const CELLS: [(&str, &[&str]); 4] = [
     ),
 ];
 
+/// The cells run on the intra-node mapped path too: every mode (fence mode
+/// only `sockets` offers). Only PUT/GET/atomics change; on-statements still
+/// go through the provider in the cell's mode.
+pub const MAPPED_CELLS: [(&str, &[&str]); 2] = [
+    ("shm", &["message-order", "delivery-complete"]),
+    ("sockets", &["message-order-fence"]),
+];
+
+impl Job {
+    /// The provider as the report shows it (`shm`, `shm mapped`).
+    pub fn provider_label(&self) -> String {
+        if self.mapped {
+            format!("{} mapped", self.provider)
+        } else {
+            self.provider.to_string()
+        }
+    }
+}
+
 /// The groups every conformance cell is split into (one job each, so a
 /// crash in one group does not hide the others' results).
 pub const GROUPS: [&str; 3] = ["rma", "sync", "atomic"];
@@ -150,6 +173,7 @@ pub fn plan(full: bool) -> (Vec<Job>, Vec<Job>) {
                 conf.push(Job {
                     provider,
                     mode,
+                    mapped: false,
                     weaken: None,
                     select,
                     iters,
@@ -163,6 +187,7 @@ pub fn plan(full: bool) -> (Vec<Job>, Vec<Job>) {
                     neg.push(Job {
                         provider,
                         mode,
+                        mapped: false,
                         weaken: Some("no-forcing"),
                         select,
                         iters,
@@ -173,8 +198,28 @@ pub fn plan(full: bool) -> (Vec<Job>, Vec<Job>) {
                 neg.push(Job {
                     provider,
                     mode,
+                    mapped: false,
                     weaken: Some("no-source-wait"),
                     select: "PUT-SRC,SELF-PUT-SRC",
+                    iters,
+                    large,
+                    timeout,
+                });
+            }
+        }
+    }
+    // The mapped path: no negative control (on x86-TSO it has no forcing
+    // to remove: docs/mcm.md, "The mapped path").
+    for (provider, modes) in MAPPED_CELLS {
+        for mode in modes.iter() {
+            let (iters, large) = iterations(provider, full, false);
+            for &select in groups {
+                conf.push(Job {
+                    provider,
+                    mode,
+                    mapped: true,
+                    weaken: None,
+                    select,
                     iters,
                     large,
                     timeout,
@@ -193,6 +238,10 @@ pub fn run(job: &Job) -> JobResult {
     let mut env = vec![
         ("PGAS_PROVIDER", job.provider),
         ("PGAS_MCM_MODE", job.mode),
+        (
+            "PGAS_LOCAL_PATH",
+            if job.mapped { "mapped" } else { "fabric" },
+        ),
         ("PGAS_NUM_WORKERS", WORKERS),
         ("LITMUS_ITERS", iters.as_str()),
         ("LITMUS_ITERS_LARGE", large.as_str()),
@@ -309,8 +358,8 @@ fn test_order(results: &[&JobResult]) -> Vec<String> {
 
 fn column(r: &JobResult) -> String {
     match r.job.weaken {
-        Some(w) => format!("{} {} ({w})", r.job.provider, r.job.mode),
-        None => format!("{} {}", r.job.provider, r.job.mode),
+        Some(w) => format!("{} {} ({w})", r.job.provider_label(), r.job.mode),
+        None => format!("{} {}", r.job.provider_label(), r.job.mode),
     }
 }
 
@@ -523,14 +572,15 @@ pub fn render(title: &str, notes: &str, conf: &[JobResult], neg: &[JobResult]) -
         let ncols: Vec<String> = {
             let mut v: Vec<String> = Vec::new();
             for r in &refs {
-                let c = format!("{} {}", r.job.provider, r.job.mode);
+                let c = format!("{} {}", r.job.provider_label(), r.job.mode);
                 if !v.contains(&c) {
                     v.push(c);
                 }
             }
             v
         };
-        let in_col = |r: &JobResult, c: &str| format!("{} {}", r.job.provider, r.job.mode) == c;
+        let in_col =
+            |r: &JobResult, c: &str| format!("{} {}", r.job.provider_label(), r.job.mode) == c;
         let ntests = test_order(&refs);
         md.push_str(&format!("\n#### `{w}`\n\n"));
         md.push_str(&format!("| test | {} |\n", ncols.join(" | ")));
@@ -609,6 +659,7 @@ litmus-done\tprovider=shm\tmode=message-order\tweaken=none\tinstances=2\tforbidd
             job: Job {
                 provider: "shm",
                 mode: "message-order",
+                mapped: false,
                 weaken,
                 select: "all",
                 iters: 4,
@@ -677,7 +728,15 @@ litmus-done\tprovider=shm\tmode=message-order\tweaken=none\tinstances=2\tforbidd
     #[test]
     fn plan_covers_every_mode_and_group() {
         let (conf, neg) = plan(false);
-        assert_eq!(conf.len(), 9 * GROUPS.len());
+        assert_eq!(conf.len(), (9 + 3) * GROUPS.len());
+        for (p, modes) in MAPPED_CELLS {
+            for m in modes {
+                assert!(conf
+                    .iter()
+                    .any(|j| j.mapped && j.provider == p && j.mode == *m));
+            }
+        }
+        assert!(neg.iter().all(|j| !j.mapped));
         for (p, modes) in CELLS {
             for m in modes {
                 for g in GROUPS {
@@ -694,7 +753,7 @@ litmus-done\tprovider=shm\tmode=message-order\tweaken=none\tinstances=2\tforbidd
                 .any(|j| j.provider == p && j.weaken == Some("no-source-wait")));
         }
         let (fconf, fneg) = plan(true);
-        assert_eq!(fconf.len(), 9 * FULL_GROUPS.len());
+        assert_eq!(fconf.len(), (9 + 3) * FULL_GROUPS.len());
         assert!(fneg.len() > neg.len());
         assert!(fconf[0].iters > conf[0].iters);
     }

@@ -48,3 +48,16 @@ fn unsupported_mode_names_supported_ones() {
 fn bad_heap_size() {
     fails_with(&[("PGAS_HEAP_SIZE", "12Q")], &["PGAS_HEAP_SIZE", "\"12Q\""]);
 }
+
+#[test]
+fn bad_mapped_path_and_thread_knobs() {
+    for (var, value, also) in [
+        ("PGAS_LOCAL_PATH", "shm", "mapped or fabric"),
+        ("PGAS_THREAD_CONTEXTS", "lots", "0 to 1024"),
+        ("PGAS_POLL_SPIN_US", "-1", "microseconds"),
+        ("PGAS_TEST_HOSTNAMES", "a,", "test-only"),
+        ("PGAS_TEST_HOSTNAMES", "a", "rank 1 has none"),
+    ] {
+        fails_with(&[(var, value)], &[var, also]);
+    }
+}

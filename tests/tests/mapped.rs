@@ -1,0 +1,217 @@
+//! The intra-node mapped path (`PGAS_LOCAL_PATH=mapped`, comm-ofi's
+//! `mapped`): PUT/GET/atomics/on-statements between co-located locales, the
+//! MCM probe on it in every mode, a job mixing mapped and fabric pairs (two
+//! hosts simulated with `PGAS_TEST_HOSTNAMES`), and the thread budget
+//! (threads per locale, workers on the cores the locale owns, no CPU burnt
+//! while idle).
+
+use pgas_tests::{example, launch, Run};
+use std::time::Duration;
+
+fn run(n: usize, program: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut e = vec![("PGAS_VERBOSE", "1")];
+    e.extend_from_slice(env);
+    if !e.iter().any(|(k, _)| *k == "PGAS_LOCAL_PATH") {
+        e.push(("PGAS_LOCAL_PATH", "mapped"));
+    }
+    launch(n, &example(program), args, &e, Duration::from_secs(180))
+}
+
+/// Every locale maps every other one; PUT/GET at every size (1 B .. 4 MiB),
+/// every 64-bit AMO and the bad-input checks of the RMA probe pass.
+#[test]
+fn rma_and_atomics_between_co_located_locales() {
+    let r = run(3, "rma_probe", &[], &[("PGAS_PROVIDER", "shm")]);
+    r.assert_ok("rma_probe on the mapped path");
+    assert!(r.stdout.contains("rma_probe ok"), "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("mapped (2 of 2 co-located peers) local path")
+            && r.stderr.contains("CPU atomics"),
+        "the verbose line should say mapped with CPU atomics: {}",
+        r.stderr
+    );
+}
+
+/// The runtime shim's whole API (atomics of every type and op, ordered and
+/// unordered, non-blocking and strided RMA, tasks and nested on-statements,
+/// collectives, bad input) on the mapped path.
+#[test]
+fn shim_api_on_the_mapped_path() {
+    let r = run(3, "shim_probe", &["all"], &[("PGAS_PROVIDER", "shm")]);
+    r.assert_ok("shim_probe all on the mapped path");
+    // Every scenario prints its own ok line; `bad` runs last.
+    let oks = r
+        .stdout
+        .lines()
+        .filter(|l| l.contains(" ok on shm"))
+        .count();
+    assert!(
+        oks >= 7 && r.stdout.contains("shim_probe bad ok"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// With `fabric`, nobody maps anybody and native atomics stay native.
+#[test]
+fn fabric_path_maps_nothing() {
+    let r = run(
+        2,
+        "mapped_probe",
+        &["paths"],
+        &[("PGAS_PROVIDER", "shm"), ("PGAS_LOCAL_PATH", "fabric")],
+    );
+    r.assert_ok("mapped_probe paths on the fabric path");
+    assert!(
+        r.stdout.contains("maps L0: [] atomics provider")
+            && r.stdout.contains("maps L1: [] atomics provider"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stderr.contains("fabric local path"), "{}", r.stderr);
+}
+
+/// Mapped PUT/GET, CPU atomics from co-located locales mixed with AMOs
+/// through AMs from the others on the same words, and on-statements, from
+/// the main thread and a task at once: exact counts. Run on one host (all
+/// mapped) and on two simulated hosts (locales 0 and 1 on host a, 2 on
+/// host b: 0-1 mapped, everything with 2 through the fabric). Of the
+/// providers here only `sockets` says it reaches other hosts
+/// (`FI_REMOTE_COMM`), so the two-host job runs on it.
+#[test]
+fn mixed_atomics_and_rma_one_host_and_two() {
+    let r = run(3, "mapped_probe", &["paths", "mixed"], &[]);
+    r.assert_ok("mapped_probe on one host");
+    assert!(
+        r.stdout.contains("maps L0: [1,2] atomics cpu"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("mapped_probe mixed ok"), "{}", r.stdout);
+
+    let r = run(
+        3,
+        "mapped_probe",
+        &["paths", "mixed"],
+        &[
+            ("PGAS_TEST_HOSTNAMES", "a,a,b"),
+            ("PGAS_PROVIDER", "sockets"),
+            ("MAPPED_PROBE_ROUNDS", "500"),
+        ],
+    );
+    r.assert_ok("mapped_probe on two simulated hosts");
+    for want in [
+        "maps L0: [1] atomics cpu",
+        "maps L1: [0] atomics cpu",
+        "maps L2: [] atomics cpu",
+        "mapped_probe mixed ok",
+    ] {
+        assert!(r.stdout.contains(want), "{want}: {}", r.stdout);
+    }
+    assert!(
+        r.stderr
+            .contains("mapped (1 of 1 co-located peers) local path"),
+        "{}",
+        r.stderr
+    );
+}
+
+fn field<'a>(line: &'a str, key: &str) -> &'a str {
+    let at = line
+        .find(&format!("{key}="))
+        .unwrap_or_else(|| panic!("no {key}= in {line}"));
+    let rest = &line[at + key.len() + 1..];
+    let end = if rest.starts_with('[') {
+        rest.find(']').map(|i| i + 1).unwrap_or(rest.len())
+    } else {
+        rest.find(' ').unwrap_or(rest.len())
+    };
+    &rest[..end]
+}
+
+/// Two co-located locales on this machine: each runs as many workers as
+/// cores it owns, pinned to cores of its own (different from the other
+/// locale's), has no more threads than main + workers + AM poller + AM
+/// handler + the launcher's watchdog, and while every locale is idle its
+/// threads use less than 3 % of a core (they block; a polling progress
+/// thread would use most of one).
+#[test]
+fn thread_budget() {
+    let r = run(2, "mapped_probe", &["budget"], &[("PGAS_PROVIDER", "shm")]);
+    r.assert_ok("mapped_probe budget");
+    let lines: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.contains("mapped_probe budget L"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", r.stdout);
+    let mut cores_seen = Vec::new();
+    for l in &lines {
+        let threads: usize = field(l, "threads").parse().unwrap();
+        let workers: usize = field(l, "workers").parse().unwrap();
+        let owned: usize = field(l, "cores_owned").parse().unwrap();
+        let idle: f64 = field(l, "idle_cpu_ms").parse().unwrap();
+        let avail = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(owned, (avail / 2).max(1), "{l}");
+        assert_eq!(workers, owned, "one worker per owned core: {l}");
+        assert!(
+            threads <= 1 + workers + 2 + 1,
+            "main + workers + poller + handler + watchdog: {l}"
+        );
+        let cores = field(l, "worker_cores")
+            .trim_matches(|c| c == '[' || c == ']')
+            .to_string();
+        if avail >= 2 {
+            assert!(
+                !cores.contains(',') && !cores.contains('-'),
+                "each worker pinned to one core: {l}"
+            );
+            cores_seen.push(cores);
+        }
+        assert!(
+            idle < 30.0,
+            "idle threads used {idle} ms of CPU in one second: {l}"
+        );
+    }
+    if cores_seen.len() == 2 {
+        assert_ne!(
+            cores_seen[0], cores_seen[1],
+            "co-located locales must not share worker cores: {lines:?}"
+        );
+    }
+}
+
+/// The MCM probe (RAW, WAW, MP-AM, AMO visibility, MP-atomic, TASK-END,
+/// handles) on the mapped path, in every mode (fence mode only sockets
+/// has), bound and unbound.
+#[test]
+fn mcm_probe_in_every_mode() {
+    for (provider, mode, rounds, extra) in [
+        ("shm", "message-order", "100", None),
+        ("shm", "delivery-complete", "100", None),
+        (
+            "shm",
+            "message-order",
+            "40",
+            Some(("MCM_PROBE_UNBOUND", "1")),
+        ),
+        ("sockets", "message-order-fence", "5", None),
+    ] {
+        let mut env = vec![
+            ("PGAS_PROVIDER", provider),
+            ("PGAS_MCM_MODE", mode),
+            ("MCM_PROBE_ROUNDS", rounds),
+        ];
+        env.extend(extra);
+        let r = run(3, "mcm_probe", &[], &env);
+        r.assert_ok(&format!("mcm_probe mapped {provider} {mode} {extra:?}"));
+        assert!(
+            r.stdout.contains("mcm_probe ok")
+                && r.stderr.contains("mapped (2 of 2 co-located peers)"),
+            "{provider} {mode}: {}\n{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+}
