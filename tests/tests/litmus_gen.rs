@@ -1,7 +1,8 @@
 //! The generated litmus programs (`pgas_tests::litmus_gen`), run through the
 //! public API of `runtime-shim` on every provider in every MCM mode it
-//! honours, plus cells with atomics forced through the CPU route
-//! (`PGAS_AMO_VIA_AM=1`) and with unbound worker threads
+//! honours, plus cells on the intra-node mapped path (`PGAS_LOCAL_PATH=mapped`),
+//! with atomics forced through the CPU route (`PGAS_AMO_VIA_AM=1`) and with
+//! unbound worker threads
 //! (`PGAS_MAX_TX_CONTEXTS`); zero forbidden outcomes asserted everywhere.
 //! Then the negative controls: each hole the conformance issue closed is
 //! re-opened with its `PGAS_MCM_WEAKEN` switch, and the suite must see it
@@ -39,7 +40,7 @@ fn cell(provider: &'static str, mode: &'static str) -> Cell {
     }
 }
 
-/// Every provider x mode it honours, plus the CPU-route and unbound cells.
+/// Every provider x mode it honours, plus the mapped, CPU-route and unbound cells.
 fn cells() -> Vec<Cell> {
     let mut v = vec![
         cell("shm", "message-order"),
@@ -56,6 +57,20 @@ fn cells() -> Vec<Cell> {
         v.push(Cell {
             extra: vec![("PGAS_AMO_VIA_AM", "1")],
             label: "CPU-route atomics",
+            ..cell(provider, mode)
+        });
+    }
+    // The intra-node mapped path (the default on one host; the harness
+    // runs the provider path unless told): PUT/GET copies, CPU atomics, the
+    // on-statements through the provider; every mode once.
+    for (provider, mode) in [
+        ("shm", "message-order"),
+        ("shm", "delivery-complete"),
+        ("sockets", "message-order-fence"),
+    ] {
+        v.push(Cell {
+            extra: vec![("PGAS_LOCAL_PATH", "mapped")],
+            label: "mapped path",
             ..cell(provider, mode)
         });
     }

@@ -27,7 +27,7 @@ fn rma_and_atomics_between_co_located_locales() {
     assert!(
         r.stderr
             .contains("mapped (2 of 2 co-located peers) local path")
-            && r.stderr.contains("CPU atomics"),
+            && r.stderr.contains("CPU (mapped path) atomics"),
         "the verbose line should say mapped with CPU atomics: {}",
         r.stderr
     );
