@@ -13,6 +13,7 @@ use crate::registry::{Entry, FnId, Registry};
 use crate::slot::{self, HeapSlot};
 use crate::wire::{self, Header, Op, FLAG_BLOCKING, FLAG_FAST, HEADER, INLINE_MAX, MAX_REQUEST};
 use comm_ofi::cpu_amo;
+use comm_ofi::Counter;
 use comm_ofi::{
     AmLayer, AmoOp, AmoReply, AmoRequest, AmoRoute, AmoType, Comm, GlobalAddr, Locale,
     PostponedAmo, ProofRequest,
@@ -562,6 +563,11 @@ impl Am {
 
     fn exec(&self, locale: Locale, id: FnId, args: &[u8], flags: u8) -> Result<Vec<u8>> {
         self.check_target(locale)?;
+        self.comm.diagnostics().count(match flags {
+            f if f & FLAG_BLOCKING == 0 => Counter::OnNb,
+            f if f & FLAG_FAST != 0 => Counter::OnFast,
+            _ => Counter::OnBlocking,
+        });
         let entry = self.entry(id)?;
         if locale == self.here {
             if flags & FLAG_BLOCKING != 0 {
@@ -838,6 +844,7 @@ impl Am {
         let ctx = Ctx { am: self, caller };
         let r = std::panic::catch_unwind(AssertUnwindSafe(|| (entry.body)(&ctx, args)));
         self.counters.executed.fetch_add(1, Ordering::Relaxed);
+        self.comm.diagnostics().count(Counter::OnHandled);
         r.map_err(|p| {
             format!(
                 "body {:?} panicked on locale {}: {}",

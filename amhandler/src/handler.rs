@@ -14,7 +14,8 @@
 //!   would be waiting for.
 //! * the **handler threads** (`PGAS_AM_HANDLERS`, default 1) run fast bodies,
 //!   atomics and no-ops and send their replies, which are blocking sends or
-//!   PUTs through comm-ofi's shared transmit context. Only one thread can poll the
+//!   PUTs through the handler's own transmit context (or stores into a
+//!   mapped initiator's slot). Only one thread can poll the
 //!   receive CQ safely (the landing zones are reposted by it, in order), so
 //!   more than one handler means more threads consuming the handler queue,
 //!   not more pollers; with more than one, fast AMs of one sender no longer

@@ -2,7 +2,7 @@
 //! empty and how the poller wakes one when it queues work.
 //!
 //! Exists so that the no-lost-wake-up protocol is written once and
-//! model-checked (`tests/loom_handshake.rs`): a handler *registers* as a
+//! model-checked (`src/loom_tests.rs`, run with `--cfg loom`): a handler *registers* as a
 //! sleeper, *then* checks the queue once more, and only then parks; the
 //! poller *queues* the work, *then* takes a registered sleeper and unparks
 //! it. Whichever order the two run in, the work is seen (by the re-check)

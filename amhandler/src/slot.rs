@@ -2,7 +2,7 @@
 //! thread that waits for it.
 //!
 //! Exists so that the one ordering rule of the reply path is written once
-//! and model-checked (`tests/loom_handshake.rs`): the reply bytes are
+//! and model-checked (`src/loom_tests.rs`, run with `--cfg loom`): the reply bytes are
 //! written *before* the done word is stored with `Release`, and read only
 //! *after* the done word was seen with `Acquire`. The poller publishes
 //! (`Reply` messages, `PGAS_AM_DONE=msg`); the initiator polls and takes.

@@ -31,6 +31,7 @@ use crate::am_seam::{AmoReply, AmoRequest, PostponedAmo};
 use crate::amo::{AmoKind, AmoOp, AmoType, NativeAtomics};
 use crate::comm::{Comm, GlobalAddr, Locale};
 use crate::ctx::AtomicOp;
+use crate::diag::Counter;
 use crate::error::{Error, Result};
 use mcm::Weakening;
 
@@ -176,6 +177,7 @@ impl Comm {
                 "{op:?} is not defined on {ty:?}"
             )));
         }
+        self.diag.count(Counter::AmoCpu);
         // SAFETY: as in amo_cpu_here: p is the aligned word (checked) of a
         // heap mapped here, only accessed atomically, and CPU is this
         // type's route on every locale.
@@ -209,6 +211,7 @@ impl Comm {
         fetch: bool,
     ) -> Result<u64> {
         let remote = self.remote(target, ty.size())?;
+        self.diag.count(Counter::AmoNative);
         let kind = AmoKind::of(op, fetch);
         let size = ty.size();
         if kind == AmoKind::Plain {
@@ -258,6 +261,7 @@ impl Comm {
         compare: u64,
         fetch: bool,
     ) -> Result<u64> {
+        self.diag.count(Counter::AmoCpu);
         if self.fabric_dirty() && !self.selector.is_weakened(Weakening::LocalAmoNoForce) {
             self.force_visible()?;
         }
@@ -288,6 +292,7 @@ impl Comm {
                 self.prov.name
             )));
         };
+        self.diag.count(Counter::AmoViaAm);
         let non_fetching = !crate::cpu_amo::fetches(op, fetch);
         let bound = self.thread_is_bound() || self.selector.is_weakened(Weakening::PostponeUnbound);
         let postpone = non_fetching && bound && am.may_postpone();

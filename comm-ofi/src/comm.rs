@@ -19,6 +19,7 @@ use crate::amo::{AmoType, NativeAtomics};
 use crate::atomics::{AmoRoutes, Settle};
 use crate::contexts::ContextTable;
 use crate::ctx::{LocalBuf, RemoteBuf, RmaOp, Route, SendOp, TxContext, SCRATCH_BYTES};
+use crate::diag::Counter;
 use crate::env::Config;
 use crate::error::{Error, Result};
 use crate::heap::Heap;
@@ -195,6 +196,8 @@ pub struct Comm {
     mapped: Arc<Mapped>,
     /// Where the locales live.
     hosts: HostLayout,
+    /// Operation counters (off unless started).
+    pub(crate) diag: Arc<crate::diag::CommDiagnostics>,
     // Field order is drop order: contexts and endpoints before MRs before the heap.
     contexts: ContextTable<TxContext>,
     progress: Mutex<Option<JoinHandle<()>>>,
@@ -512,6 +515,7 @@ impl Comm {
             })
             .collect();
         let am_layer: Arc<OnceLock<Arc<dyn AmLayer>>> = Arc::new(OnceLock::new());
+        let diag = Arc::new(crate::diag::CommDiagnostics::new());
         let mut contexts = Vec::with_capacity(num_ctx);
         for (i, ep) in eps.into_iter().enumerate() {
             let scratch = heap.alloc(SCRATCH_BYTES, 64)? as *mut u8;
@@ -530,6 +534,7 @@ impl Comm {
                 am_layer.clone(),
                 prov.atomics,
                 prov.inject_size,
+                diag.clone(),
             ));
         }
 
@@ -568,6 +573,7 @@ impl Comm {
             peers,
             mapped,
             hosts,
+            diag,
             contexts: ContextTable::new(contexts, shared_ctx),
             progress: Mutex::new(Some(progress)),
             stop,
@@ -1025,9 +1031,11 @@ impl Comm {
     /// Blocking PUT: copies `src` to `dst`. On return `src` may be reused;
     /// the stores become visible to others by the caller's next MCM boundary.
     pub fn put(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
+        self.count_rma(Counter::Put, Counter::PutBytes, src.len());
         if let Some(p) = self.mapped.translate(dst.locale, dst.addr, src.len()) {
             // No postponed AMO can be waiting there: atomics on a mapped
             // locale's words are CPU atomics, done at once.
+            self.diag.count(Counter::RmaLocal);
             // SAFETY: p..p+len lies in a heap mapped here (translate checked
             // the range); src is a live slice; ranges may overlap (memmove).
             unsafe { std::ptr::copy(src.as_ptr(), p, src.len()) };
@@ -1037,6 +1045,7 @@ impl Comm {
             return Ok(());
         };
         if dst.locale == self.me {
+            self.diag.count(Counter::RmaLocal);
             // SAFETY: dst was validated to lie in our heap; src is a live slice;
             // ranges may overlap (memmove semantics).
             unsafe { std::ptr::copy(src.as_ptr(), dst.addr as *mut u8, src.len()) };
@@ -1063,7 +1072,9 @@ impl Comm {
 
     /// Blocking GET: copies `src` into `dst`.
     pub fn get(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
+        self.count_rma(Counter::Get, Counter::GetBytes, dst.len());
         if let Some(p) = self.mapped.translate(src.locale, src.addr, dst.len()) {
+            self.diag.count(Counter::RmaLocal);
             // SAFETY: p..p+len lies in a heap mapped here (translate checked
             // the range); dst is a live slice.
             unsafe { std::ptr::copy(p, dst.as_mut_ptr(), dst.len()) };
@@ -1073,6 +1084,7 @@ impl Comm {
             return Ok(());
         };
         if src.locale == self.me {
+            self.diag.count(Counter::RmaLocal);
             // SAFETY: src was validated to lie in our heap; dst is a live slice.
             unsafe { std::ptr::copy(src.addr as *const u8, dst.as_mut_ptr(), dst.len()) };
             return Ok(());
@@ -1103,6 +1115,7 @@ impl Comm {
     /// provider read the buffer after the borrow ended. The runtime shim's
     /// `put_nb` takes an owned buffer instead and is safe.
     pub unsafe fn put_nb<'a>(&'a self, dst: GlobalAddr, src: &'a [u8]) -> Result<NbHandle<'a>> {
+        self.diag.count(Counter::PutNb);
         if self
             .mapped
             .translate(dst.locale, dst.addr, src.len())
@@ -1118,6 +1131,7 @@ impl Comm {
             self.put(dst, src)?;
             return Ok(NbHandle::done(self));
         }
+        self.count_rma(Counter::Put, Counter::PutBytes, src.len());
         note_fabric_work();
         self.nb(Settle::IfAnyTo(dst.locale), dst.locale, |ctx| {
             let mut op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
@@ -1140,6 +1154,7 @@ impl Comm {
     /// As for [`Comm::put_nb`]: the handle must be waited for or dropped
     /// before `dst`'s memory is freed or reused (the provider writes it).
     pub unsafe fn get_nb<'a>(&'a self, dst: &'a mut [u8], src: GlobalAddr) -> Result<NbHandle<'a>> {
+        self.diag.count(Counter::GetNb);
         if self
             .mapped
             .translate(src.locale, src.addr, dst.len())
@@ -1155,6 +1170,7 @@ impl Comm {
             self.get(dst, src)?;
             return Ok(NbHandle::done(self));
         }
+        self.count_rma(Counter::Get, Counter::GetBytes, dst.len());
         self.nb(Settle::IfAnyTo(src.locale), src.locale, |ctx| {
             let mut op = self.rma_op(ctx, dst.as_ptr(), dst.len(), remote);
             op.seq = ctx.next_seq();
@@ -1164,6 +1180,21 @@ impl Comm {
             Ok(seq)
         })
         .map_err(peer_err("non-blocking GET", dst.len(), src.locale))
+    }
+
+    /// Counts one PUT or GET of `len` bytes (if counting is on).
+    #[inline]
+    fn count_rma(&self, op: Counter, bytes: Counter, len: usize) {
+        if self.diag.is_on() {
+            self.diag.count(op);
+            self.diag.add(bytes, len as u64);
+        }
+    }
+
+    /// This locale's operation counters (Chapel's CommDiagnostics; see
+    /// `diag`): start, stop, reset, snapshot.
+    pub fn diagnostics(&self) -> &crate::diag::CommDiagnostics {
+        &self.diag
     }
 
     /// Posts a non-blocking operation with `post` and wraps it in a handle.

@@ -64,6 +64,9 @@ pub struct TxContext {
     /// Domain-wide lock for providers whose threading claims do not hold
     /// (see `quirks`); None for the others.
     serial: Option<DomainLock>,
+    /// The locale's operation counters (forcing operations are counted here,
+    /// where the MCM mode posts them).
+    diag: Arc<crate::diag::CommDiagnostics>,
     amo_desc: Box<AmoDesc>,
 }
 
@@ -183,6 +186,7 @@ impl TxContext {
         prover: Arc<OnceLock<Arc<dyn AmLayer>>>,
         native_atomics: bool,
         inject_size: usize,
+        diag: Arc<crate::diag::CommDiagnostics>,
     ) -> TxContext {
         let wait = ep.cq().wait_mode();
         TxContext {
@@ -206,6 +210,7 @@ impl TxContext {
             cq_buf: Box::new([CqEntry::default(); 16]),
             serial,
             amo_desc: Box::default(),
+            diag,
         }
     }
 
@@ -597,6 +602,16 @@ impl TxContext {
 }
 
 /// libfabric flags for the policy's [`OpFlags`].
+impl TxContext {
+    /// Counts an operation posted with `FI_FENCE`.
+    #[inline]
+    fn count_fence(&self, flags: OpFlags) {
+        if flags.contains(OpFlags::FENCE) {
+            self.diag.count(crate::diag::Counter::Fenced);
+        }
+    }
+}
+
 fn ofi_flags(flags: OpFlags) -> u64 {
     let mut f = 0;
     if flags.contains(OpFlags::FENCE) {
@@ -642,6 +657,7 @@ impl Transport for TxContext {
 
     #[inline]
     fn post_put(&mut self, _target: usize, op: RmaOp, flags: OpFlags) -> Result<()> {
+        self.count_fence(flags);
         // A small PUT with nothing to add is injected: the source is
         // free on return and there is no completion to wait for. Ordering and
         // visibility are the same as a write's (it is one, to the provider).
@@ -661,6 +677,7 @@ impl Transport for TxContext {
     }
 
     fn post_get(&mut self, _target: usize, op: RmaOp, flags: OpFlags) -> Result<()> {
+        self.count_fence(flags);
         // A read completes only once its data has arrived: delivery-complete
         // adds nothing, and some providers reject the flag on reads.
         let flags = flags.contains(OpFlags::FENCE) as u64 * sys::FI_FENCE;
@@ -668,6 +685,7 @@ impl Transport for TxContext {
     }
 
     fn post_amo(&mut self, _target: usize, op: AtomicOp, flags: OpFlags) -> Result<()> {
+        self.count_fence(flags);
         // Delivery-complete must mean applied. shm (1.17) completes a
         // non-fetching atomic before the target applied it even with
         // FI_DELIVERY_COMPLETE (a following atomic read saw the old value);
@@ -685,16 +703,21 @@ impl Transport for TxContext {
     }
 
     fn post_send(&mut self, target: usize, op: SendOp, flags: OpFlags) -> Result<()> {
+        self.count_fence(flags);
         let fi_addr = self.routes[target].fi_addr;
         self.send(fi_addr, op.local, ofi_flags(flags))
     }
 
     fn post_order_get(&mut self, target: usize, flags: OpFlags) -> Result<()> {
+        self.count_fence(flags);
+        self.diag.count(crate::diag::Counter::ForceGet);
         let flags = flags.contains(OpFlags::FENCE) as u64 * sys::FI_FENCE;
         self.read_order_dummy(target, flags)
     }
 
     fn post_prove_amo_visible(&mut self, target: usize, flags: OpFlags) -> Result<()> {
+        self.count_fence(flags);
+        self.diag.count(crate::diag::Counter::ForceProof);
         if let Some(prover) = self.prover.get().cloned() {
             let req = prover.prepare_proof(target as u32)?;
             let local = LocalBuf {

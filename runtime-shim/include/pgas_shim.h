@@ -218,6 +218,27 @@ int pgas_put_signal(int32_t locale, void *raddr, const void *src, size_t len, vo
  * Fence: this task's operations ordered before its next ones. */
 int pgas_quiet(void);
 int pgas_fence(void);
+
+/* Comm diagnostics (Chapel's CommDiagnostics): per-locale operation counts
+ * while counting is on. They include the runtime's own operations (barrier
+ * flags, collectives): start and stop around the code of interest. start /
+ * stop / reset / get act on this locale; get_all is collective and fills
+ * one entry per locale (n must be the number of locales). */
+typedef struct pgas_comm_diags {
+  uint64_t put, put_bytes, get, get_bytes; /* PUTs / GETs, whatever path */
+  uint64_t put_nb, get_nb;                 /* of which non-blocking */
+  uint64_t rma_local;                      /* of which copies (mapped path, own heap) */
+  uint64_t amo_native, amo_cpu, amo_via_am; /* atomics by route */
+  uint64_t on_blocking, on_fast, on_nb;    /* on-statements started here */
+  uint64_t on_handled;                     /* on-statement bodies run here */
+  uint64_t force_get, force_proof;         /* the MCM mode's forcing operations */
+  uint64_t fenced;                         /* operations posted with FI_FENCE */
+} pgas_comm_diags_t;
+int pgas_comm_diags_start(void);
+int pgas_comm_diags_stop(void);
+int pgas_comm_diags_reset(void);
+int pgas_comm_diags_get(pgas_comm_diags_t *out);
+int pgas_comm_diags_get_all(pgas_comm_diags_t *out, size_t n);
 /* Runs one ready task on a worker: 1 if it ran one, 0 if not. */
 int pgas_yield(void);
 /* Non-blocking fetching atomic (PGAS_AMO_*): the old value comes with

@@ -32,6 +32,7 @@
 mod check;
 mod collective;
 pub mod diag;
+pub mod diagnostics;
 pub mod error;
 pub mod ffi;
 pub mod lock;

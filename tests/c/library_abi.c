@@ -141,6 +141,23 @@ int main(void) {
   back = *(uint64_t *)sym[me];
   CHECK(back == 77 + (uint64_t)prev, "symmetric word %llu", (unsigned long long)back);
   pgas_barrier();
+  /* comm diagnostics: exact counts of two PUTs and a GET to the next locale */
+  pgas_comm_diags_t dg, dgs[16];
+  CHECK(pgas_comm_diags_reset() == PGAS_OK && pgas_comm_diags_start() == PGAS_OK, "diags start");
+  CHECK(pgas_put(next, sym[next], &val, sizeof val) == PGAS_OK, "put");
+  CHECK(pgas_put(next, sym[next], &val, sizeof val) == PGAS_OK, "put");
+  CHECK(pgas_get(&back, next, sym[next], sizeof back) == PGAS_OK, "get");
+  CHECK(pgas_comm_diags_get(&dg) == PGAS_OK && dg.put == 2 && dg.put_bytes == 16 && dg.get == 1 &&
+            dg.get_bytes == 8,
+        "diags put=%llu put_bytes=%llu get=%llu", (unsigned long long)dg.put,
+        (unsigned long long)dg.put_bytes, (unsigned long long)dg.get);
+  CHECK(pgas_comm_diags_stop() == PGAS_OK, "diags stop");
+  pgas_barrier();
+  CHECK(pgas_comm_diags_get_all(dgs, (size_t)n) == PGAS_OK, "diags get_all");
+  for (int l = 0; l < n; l++) CHECK(dgs[l].get == 1, "locale %d's gathered get count", l);
+  CHECK(pgas_comm_diags_get(NULL) == PGAS_ERR_NULL, "diags get(NULL)");
+  CHECK(pgas_comm_diags_get_all(dgs, (size_t)n + 1) == PGAS_ERR_LENGTH, "diags get_all, wrong n");
+  pgas_barrier();
   if (me == 0 && !failed) printf("library_abi ok: %d locales\n", n);
   pgas_finalize();
   return failed;

@@ -23,6 +23,40 @@ fn point_to_point_synchronisation_on_every_provider() {
     }
 }
 
+/// Comm diagnostics: exact counts of a known mix of operations, on the
+/// provider path in every mode (dummy GETs in message-order, fences in
+/// message-order-fence, neither in delivery-complete) and on the mapped path.
+#[test]
+fn comm_diagnostics_count_what_was_issued() {
+    let cells: [(&str, &str, &str); 5] = [
+        ("shm", "message-order", "fabric"),
+        ("shm", "delivery-complete", "mapped"),
+        ("tcp;ofi_rxm", "delivery-complete", "fabric"),
+        ("sockets", "message-order-fence", "fabric"),
+        ("udp;ofi_rxd", "message-order", "fabric"),
+    ];
+    for (p, mode, path) in cells {
+        let r = launch(
+            2,
+            &example("diag_probe"),
+            &[&format!("path={path}"), &format!("mode={mode}")],
+            &[
+                ("PGAS_PROVIDER", p),
+                ("PGAS_MCM_MODE", mode),
+                ("PGAS_LOCAL_PATH", path),
+            ],
+            Duration::from_secs(120),
+        );
+        r.assert_ok(&format!("diag_probe on {p} {mode} {path}"));
+        assert!(
+            r.stdout
+                .contains(&format!("diag_probe ok: 2 locales, {path} path, {mode}")),
+            "{}",
+            r.stdout
+        );
+    }
+}
+
 fn compile_c() -> PathBuf {
     let _ = pgasrun();
     let dir = target_dir();

@@ -15,7 +15,9 @@
 //! ```text
 //! LITMUS_GEN_FULL=1 LITMUS_GEN_REPORT=/tmp/gen.md cargo test --release -p pgas-tests --test litmus_gen
 //! ```
-//! (`scripts/litmus-full` runs it and the hand-written suite's full run.)
+//! (`scripts/litmus-full` runs it and the hand-written suite's full run;
+//! `LITMUS_GEN_CELLS=<text>` keeps the cells whose "provider mode label"
+//! contains the text.)
 
 use pgas_tests::{example, launch, litmus_gen};
 use std::collections::BTreeMap;
@@ -197,7 +199,19 @@ fn generated_programs_conform_through_the_public_api() {
     let mut problems = Vec::new();
     let t_all = Instant::now();
     let mut rows = Vec::new();
-    for c in cells() {
+    // LITMUS_GEN_CELLS=<text>: only the cells whose "provider mode label"
+    // contains it (e.g. "mapped path"), for a full run of some cells.
+    let only = std::env::var("LITMUS_GEN_CELLS").ok();
+    let chosen: Vec<Cell> = cells()
+        .into_iter()
+        .filter(|c| {
+            only.as_deref().is_none_or(|t| {
+                format!("{} {} {}", c.provider, c.mode, c.label).contains(t)
+            })
+        })
+        .collect();
+    assert!(!chosen.is_empty(), "LITMUS_GEN_CELLS={only:?} names no cell");
+    for c in chosen {
         let slow = c.provider == "sockets";
         // CI: a few rounds over every program. Full: per family, enough
         // rounds for 10^4 iterations (2,000 on sockets).
