@@ -62,6 +62,16 @@ pub enum Error {
     },
 }
 
+impl From<comm_ofi::knobs::BadValue> for Error {
+    fn from(b: comm_ofi::knobs::BadValue) -> Self {
+        Error::Env {
+            var: b.var,
+            value: b.value,
+            reason: b.reason,
+        }
+    }
+}
+
 impl From<Error> for comm_ofi::Error {
     fn from(e: Error) -> comm_ofi::Error {
         match e {

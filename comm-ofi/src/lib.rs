@@ -16,6 +16,7 @@ pub mod ctx;
 pub mod env;
 pub mod error;
 pub mod heap;
+pub mod knobs;
 pub mod mapped;
 pub mod ofi;
 pub mod quirks;

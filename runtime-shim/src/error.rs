@@ -240,6 +240,16 @@ fn comm_code(e: &comm_ofi::Error) -> i32 {
     }
 }
 
+impl From<comm_ofi::knobs::BadValue> for Error {
+    fn from(b: comm_ofi::knobs::BadValue) -> Self {
+        Error::Env {
+            var: b.var,
+            value: b.value,
+            reason: b.reason,
+        }
+    }
+}
+
 impl Error {
     /// The C ABI code of this error.
     pub fn code(&self) -> i32 {
