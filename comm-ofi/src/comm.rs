@@ -1218,13 +1218,14 @@ impl Comm {
                 reason: "needs at least one handle".into(),
             });
         }
+        let mut backoff = crate::Backoff::new(0, 0);
         loop {
             for (i, h) in handles.iter_mut().enumerate() {
                 if h.test()? {
                     return Ok(i);
                 }
             }
-            std::thread::yield_now();
+            backoff.snooze();
         }
     }
 
@@ -1785,12 +1786,9 @@ impl<'a> NbHandle<'a> {
     }
 
     fn wait_mut(&mut self) -> Result<()> {
-        let mut idle = 0u32;
+        let mut backoff = crate::Backoff::new(65, 65);
         while !self.test()? {
-            idle += 1;
-            if idle > 64 {
-                std::thread::yield_now();
-            }
+            backoff.snooze();
         }
         Ok(())
     }

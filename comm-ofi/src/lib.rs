@@ -9,6 +9,7 @@
 pub mod am_seam;
 pub mod amo;
 pub mod atomics;
+pub mod backoff;
 pub mod comm;
 pub mod contexts;
 pub mod cpu_amo;
@@ -26,6 +27,7 @@ pub mod sync;
 pub use am_seam::{AmLayer, AmPort, AmoReply, AmoRequest, PostponedAmo};
 pub use amo::{AmoKind, AmoOp, AmoType};
 pub use atomics::AmoRoute;
+pub use backoff::Backoff;
 pub use comm::{Comm, GlobalAddr, IdlePolicy, Locale, NbHandle, ProviderInfo};
 pub use ctx::ProofRequest;
 pub use env::Config;
