@@ -63,12 +63,8 @@ pub enum Error {
 }
 
 impl From<comm_ofi::knobs::BadValue> for Error {
-    fn from(b: comm_ofi::knobs::BadValue) -> Self {
-        Error::Env {
-            var: b.var,
-            value: b.value,
-            reason: b.reason,
-        }
+    fn from(comm_ofi::knobs::BadValue { var, value, reason }: comm_ofi::knobs::BadValue) -> Self {
+        Error::Env { var, value, reason }
     }
 }
 

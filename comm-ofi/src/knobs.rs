@@ -150,12 +150,8 @@ impl std::fmt::Display for BadValue {
 impl std::error::Error for BadValue {}
 
 impl From<BadValue> for crate::Error {
-    fn from(b: BadValue) -> Self {
-        crate::Error::Env {
-            var: b.var,
-            value: b.value,
-            reason: b.reason,
-        }
+    fn from(BadValue { var, value, reason }: BadValue) -> Self {
+        crate::Error::Env { var, value, reason }
     }
 }
 
@@ -321,13 +317,15 @@ mod tests {
             );
         }
         let launcher = std::fs::read_to_string(workspace().join("docs/launcher.md")).unwrap();
-        for k in KNOBS.iter().filter(|k| k.kind == Kind::Launcher) {
-            assert!(
-                launcher.contains(k.name),
-                "docs/launcher.md does not mention {}",
-                k.name
-            );
-        }
+        let unmentioned: Vec<&str> = KNOBS
+            .iter()
+            .filter(|k| k.kind == Kind::Launcher && !launcher.contains(k.name))
+            .map(|k| k.name)
+            .collect();
+        assert!(
+            unmentioned.is_empty(),
+            "docs/launcher.md does not mention {unmentioned:?}"
+        );
     }
 
     /// Every `PGAS_*` name the library crates spell out (the env helpers'
@@ -356,13 +354,15 @@ mod tests {
                 seen.insert(name);
             }
         }
-        for k in KNOBS {
-            assert!(
-                seen.contains(k.name),
-                "{} is in the table but no source names it",
-                k.name
-            );
-        }
+        let unread: Vec<&str> = KNOBS
+            .iter()
+            .map(|k| k.name)
+            .filter(|n| !seen.contains(*n))
+            .collect();
+        assert!(
+            unread.is_empty(),
+            "in the table, but no source names them: {unread:?}"
+        );
     }
 
     #[test]

@@ -241,12 +241,8 @@ fn comm_code(e: &comm_ofi::Error) -> i32 {
 }
 
 impl From<comm_ofi::knobs::BadValue> for Error {
-    fn from(b: comm_ofi::knobs::BadValue) -> Self {
-        Error::Env {
-            var: b.var,
-            value: b.value,
-            reason: b.reason,
-        }
+    fn from(comm_ofi::knobs::BadValue { var, value, reason }: comm_ofi::knobs::BadValue) -> Self {
+        Error::Env { var, value, reason }
     }
 }
 
