@@ -13,6 +13,7 @@ use crate::registry::{Entry, FnId, Registry};
 use crate::slot::{self, HeapSlot};
 use crate::wire::{self, Header, Op, FLAG_BLOCKING, FLAG_FAST, HEADER, INLINE_MAX, MAX_REQUEST};
 use comm_ofi::cpu_amo;
+use comm_ofi::Backoff;
 use comm_ofi::Counter;
 use comm_ofi::{
     AmLayer, AmoOp, AmoReply, AmoRequest, AmoRoute, AmoType, Comm, GlobalAddr, Locale,
@@ -505,23 +506,27 @@ impl Am {
         Ok(bytes)
     }
 
+    /// The ladder of a thread waiting for a reply word: `spin` rounds of
+    /// spinning, then yields; on providers whose waits block, after
+    /// `yields` rounds it sleeps `sleep` per round instead.
+    fn wait_backoff(&self, spin: u32, yields: u32, sleep: Duration) -> Backoff {
+        if self.block_wait {
+            Backoff::new(spin, yields).then_sleep(sleep)
+        } else {
+            Backoff::new(spin, spin)
+        }
+    }
+
     /// Waits until `w` is nonzero without helping (the caller holds its
     /// transmit context, which helping could need); spins, yields, then
     /// sleeps briefly on providers whose waits block.
     pub(crate) fn wait_word_plain(&self, slot: u64) -> u64 {
-        let mut idle = 0u32;
+        let mut backoff = self.wait_backoff(64, 512, Duration::from_micros(20));
         loop {
             if let Some(v) = slot::poll(&HeapSlot(slot)) {
                 return v;
             }
-            idle += 1;
-            if idle < 64 {
-                std::hint::spin_loop();
-            } else if !self.block_wait || idle < 512 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(Duration::from_micros(20));
-            }
+            backoff.snooze();
         }
     }
 
@@ -530,7 +535,7 @@ impl Am {
     /// other handler work, so nested and recursive on-statements complete.
     pub(crate) fn wait_word(&self, slot: u64) -> u64 {
         let on_handler = IS_HANDLER.with(|h| h.get());
-        let mut idle = 0u32;
+        let mut backoff = self.wait_backoff(32, 256, Duration::from_micros(50));
         loop {
             if let Some(v) = slot::poll(&HeapSlot(slot)) {
                 return v;
@@ -547,17 +552,10 @@ impl Am {
                 self.spawner.help()
             };
             if helped {
-                idle = 0;
+                backoff.reset();
                 continue;
             }
-            idle += 1;
-            if idle < 32 {
-                std::hint::spin_loop();
-            } else if !self.block_wait || idle < 256 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(Duration::from_micros(50));
-            }
+            backoff.snooze();
         }
     }
 
@@ -1214,17 +1212,12 @@ impl Am {
         for t in (0..self.n).filter(|t| *t != self.here) {
             self.send_msg(t, &Header::new(Op::Shutdown, 0, self.here, 0), &[])?;
         }
-        let mut idle = 0u32;
+        let mut backoff = Backoff::new(0, 256).then_sleep(Duration::from_micros(100));
         while self.shutdowns.load(Ordering::Acquire) < self.n - 1
             || !self.hq.is_empty()
             || !self.spawner.idle()
         {
-            idle += 1;
-            if idle < 256 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(Duration::from_micros(100));
-            }
+            backoff.snooze();
         }
         self.comm.force_visible()?;
         self.comm.oob().barrier().map_err(comm_ofi::Error::from)?;

@@ -1,4 +1,5 @@
-//! The AM layer's knobs, read once from the environment at start-up.
+//! The AM layer's knobs, read once from the environment at start-up (the
+//! table of every knob and the parsers: `comm_ofi::knobs`).
 //!
 //! Exists so that every knob is parsed in one place, and a bad value is an
 //! error naming the variable, the value and what would be accepted, before
@@ -6,6 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::wire::MAX_REQUEST;
+use comm_ofi::knobs::{parse_bool, parse_count, parse_size, parse_up_to};
 
 /// Default total landing-zone size (two halves of half this size).
 pub const DEFAULT_LZ_SIZE: usize = 16 << 20;
@@ -80,33 +82,10 @@ fn env_err(var: &'static str, value: &str, reason: impl Into<String>) -> Error {
     }
 }
 
-fn parse_count(var: &'static str, v: &str, min: usize) -> Result<usize> {
-    match v.trim().parse::<usize>() {
-        Ok(n) if (min..=MAX_THREADS).contains(&n) => Ok(n),
-        _ => Err(env_err(
-            var,
-            v,
-            format!("expected a whole number from {min} to {MAX_THREADS}"),
-        )),
-    }
-}
-
-fn parse_bool(var: &'static str, v: &str) -> Result<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(env_err(
-            var,
-            v,
-            "expected 1/0, true/false, yes/no or on/off",
-        )),
-    }
-}
-
 impl AmConfig {
     /// Reads the process environment.
     pub fn from_env() -> Result<AmConfig> {
-        AmConfig::from_lookup(|name| std::env::var(name).ok())
+        AmConfig::from_lookup(comm_ofi::knobs::var)
     }
 
     /// Reads the knobs through `lookup` (tests pass a map).
@@ -114,10 +93,7 @@ impl AmConfig {
         let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let mut cfg = AmConfig::default();
         if let Some(v) = get("PGAS_AM_LZ_SIZE") {
-            let s = comm_ofi::env::parse_size("PGAS_AM_LZ_SIZE", &v).map_err(|e| match e {
-                comm_ofi::Error::Env { reason, .. } => env_err("PGAS_AM_LZ_SIZE", &v, reason),
-                other => env_err("PGAS_AM_LZ_SIZE", &v, other.to_string()),
-            })?;
+            let s = parse_size("PGAS_AM_LZ_SIZE", &v)?;
             if s < MIN_LZ_SIZE {
                 return Err(env_err(
                     "PGAS_AM_LZ_SIZE",
@@ -132,10 +108,10 @@ impl AmConfig {
             cfg.lz_size = s;
         }
         if let Some(v) = get("PGAS_AM_HANDLERS") {
-            cfg.handlers = parse_count("PGAS_AM_HANDLERS", &v, 1)?;
+            cfg.handlers = parse_count("PGAS_AM_HANDLERS", &v, 1, MAX_THREADS)?;
         }
         if let Some(v) = get("PGAS_AM_EXECUTORS") {
-            cfg.executors = parse_count("PGAS_AM_EXECUTORS", &v, 1)?;
+            cfg.executors = parse_count("PGAS_AM_EXECUTORS", &v, 1, MAX_THREADS)?;
         }
         if let Some(v) = get("PGAS_AM_HANDLER_CORE") {
             let core = v.trim().parse::<usize>().map_err(|_| {
@@ -148,18 +124,8 @@ impl AmConfig {
             cfg.handler_core = Some(core);
         }
         if let Some(v) = get("PGAS_AM_IDLE_SLEEP_US") {
-            cfg.idle_sleep_us = v
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|u| *u <= 1_000_000)
-                .ok_or_else(|| {
-                    env_err(
-                        "PGAS_AM_IDLE_SLEEP_US",
-                        &v,
-                        "expected microseconds from 0 to 1000000",
-                    )
-                })?;
+            cfg.idle_sleep_us =
+                parse_up_to("PGAS_AM_IDLE_SLEEP_US", &v, 1_000_000, "microseconds")?;
         }
         if let Some(v) = get("PGAS_WORKER_POLL") {
             cfg.worker_poll = parse_bool("PGAS_WORKER_POLL", &v)?;

@@ -62,6 +62,12 @@ pub enum Error {
     },
 }
 
+impl From<comm_ofi::knobs::BadValue> for Error {
+    fn from(comm_ofi::knobs::BadValue { var, value, reason }: comm_ofi::knobs::BadValue) -> Self {
+        Error::Env { var, value, reason }
+    }
+}
+
 impl From<Error> for comm_ofi::Error {
     fn from(e: Error) -> comm_ofi::Error {
         match e {

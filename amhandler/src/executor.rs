@@ -115,23 +115,18 @@ impl Executor {
 fn worker(s: Arc<Shared>) {
     WORKER_OF.with(|w| w.set(s.id()));
     let me = std::thread::current();
-    let mut idle = 0u32;
+    // Spin 64 rounds, yield to round 128, then announce and park.
+    let mut backoff = comm_ofi::Backoff::new(64, 128);
     loop {
         if let Some(job) = s.queue.pop() {
-            idle = 0;
+            backoff.reset();
             s.run(job);
             continue;
         }
         if s.stop.load(Ordering::Acquire) {
             break;
         }
-        idle += 1;
-        if idle < 64 {
-            std::hint::spin_loop();
-            continue;
-        }
-        if idle < 128 {
-            std::thread::yield_now();
+        if backoff.step() {
             continue;
         }
         // Announce, re-check, sleep (spawn wakes one announced thread).
@@ -140,7 +135,7 @@ fn worker(s: Arc<Shared>) {
             std::thread::park_timeout(Duration::from_millis(20));
         }
         s.idle_threads.lock().retain(|t| t.id() != me.id());
-        idle = 0;
+        backoff.reset();
     }
 }
 

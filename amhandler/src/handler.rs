@@ -97,6 +97,27 @@ fn check_core(core: Option<usize>) -> Result<()> {
     }
 }
 
+/// The comm layer reserved one transmit context per AM handler when it
+/// started (`comm_ofi::Config::am_handlers`, from `PGAS_AM_HANDLERS`): the
+/// AM layer may not start more handler threads than that (an `AmConfig`
+/// built by hand asking for more would otherwise abort in the extra
+/// threads). Fewer leave contexts unused.
+fn check_handlers(comm: &Comm, handlers: usize) -> Result<()> {
+    let contexts = comm.config().am_handlers;
+    if handlers <= contexts {
+        return Ok(());
+    }
+    Err(Error::Env {
+        var: "PGAS_AM_HANDLERS",
+        value: handlers.to_string(),
+        reason: format!(
+            "AmConfig asks for {handlers} AM handler threads, but the comm layer reserved \
+             transmit contexts for {contexts}; set PGAS_AM_HANDLERS (or \
+             comm_ofi::Config::am_handlers before Comm::init) to {handlers}"
+        ),
+    })
+}
+
 /// Starts the AM layer on this locale (collective: every locale calls it
 /// after `Comm::init`, before sending any AM). See [`start_with`].
 pub fn start(comm: Arc<Comm>) -> Result<Arc<Am>> {
@@ -112,6 +133,7 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
         Some(c) => c,
         None => AmConfig::from_env()?,
     };
+    check_handlers(&comm, cfg.handlers)?;
     check_core(cfg.handler_core)?;
     let half = cfg.lz_half();
     let n = comm.num_locales() as usize;

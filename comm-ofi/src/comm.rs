@@ -115,13 +115,15 @@ pub(crate) fn note_fabric_work() {
     FABRIC_DIRTY.with(|f| f.set(true));
 }
 
-/// The transmit-context table: `[0]` shared, `[1]` the AM layer's progress
-/// thread (it answers no-op requests, the visibility proofs), then one per
-/// AM handler, then one per worker. The first `2 + handlers` are required
-/// (a proof waited for on any context is answered through them, so they must
-/// never be held by a waiting thread). When the provider allows fewer
-/// contexts than workers need, workers share the rest with every other
-/// thread, unbound.
+// The transmit-context table: `[0]` shared, `[1]` the AM layer's progress
+// thread (it answers no-op requests, the visibility proofs), then
+// `[2..2 + handlers]` one per AM handler, then one per worker, then the
+// contexts for `Comm::bind_thread` (`PGAS_THREAD_CONTEXTS`). The first
+// `2 + handlers` are required (a proof waited for on any context is
+// answered through them, so they must never be held by a waiting thread).
+// When the provider allows fewer contexts than workers need, workers share
+// the rest with every other thread, unbound, and no thread binds one.
+
 /// Index of the AM progress thread's context.
 const PROGRESS_CTX: usize = 1;
 /// Index of AM handler 0's context.
@@ -246,7 +248,13 @@ fn encode_choice(r: &Result<Selection>) -> Vec<u8> {
 impl Comm {
     /// Starts the comm layer from the environment (launcher, env knobs).
     pub fn init() -> Result<Arc<Comm>> {
-        let cfg = Config::from_env()?;
+        Comm::init_config(Config::from_env()?)
+    }
+
+    /// Starts the comm layer with the launcher's bootstrap and `cfg` (read
+    /// with [`Config::from_env`], then adjusted: the runtime shim's
+    /// `Builder` overrides).
+    pub fn init_config(cfg: Config) -> Result<Arc<Comm>> {
         let oob = bootstrap::from_env()?;
         Comm::init_with(oob, cfg)
     }
@@ -398,7 +406,7 @@ impl Comm {
         let av = Av::open(&domain, av_count)?;
         let rx_cq = Cq::open(&domain, 1024, wait)?;
         let tx_cq_size = info.tx_size().clamp(64, 4096) + 64;
-        let single_ep = crate::quirks::single_endpoint(&prov.name);
+        let single_ep = crate::quirks::single_endpoint(&prov.name, cfg.single_endpoint);
         let rx_ep = if single_ep {
             let tx_cq = Cq::open(&domain, tx_cq_size, wait)?;
             Arc::new(Endpoint::open_split(
@@ -1241,13 +1249,14 @@ impl Comm {
                 reason: "needs at least one handle".into(),
             });
         }
+        let mut backoff = crate::Backoff::new(0, 0);
         loop {
             for (i, h) in handles.iter_mut().enumerate() {
                 if h.test()? {
                     return Ok(i);
                 }
             }
-            std::thread::yield_now();
+            backoff.snooze();
         }
     }
 
@@ -1808,12 +1817,9 @@ impl<'a> NbHandle<'a> {
     }
 
     fn wait_mut(&mut self) -> Result<()> {
-        let mut idle = 0u32;
+        let mut backoff = crate::Backoff::new(65, 65);
         while !self.test()? {
-            idle += 1;
-            if idle > 64 {
-                std::thread::yield_now();
-            }
+            backoff.snooze();
         }
         Ok(())
     }

@@ -324,17 +324,18 @@ impl TxContext {
     /// Waits until every operation posted on this context has completed
     /// locally (proofs not included: see [`Transport::wait_all`]).
     pub fn wait_local(&mut self) -> Result<()> {
-        let mut idle = 0u32;
+        // Blocking waits block in the poll; spinning ones yield after 64
+        // idle rounds.
+        let mut backoff = crate::Backoff::new(65, 65);
         let mut first_err = None;
         while self.outstanding > 0 {
             match self.progress() {
                 Ok(0) => {
-                    idle += 1;
-                    if self.wait == WaitMode::Spin && idle > 64 {
-                        std::thread::yield_now();
+                    if self.wait == WaitMode::Spin {
+                        backoff.snooze();
                     }
                 }
-                Ok(_) => idle = 0,
+                Ok(_) => backoff.reset(),
                 Err(e) => {
                     first_err.get_or_insert(e);
                 }

@@ -1,9 +1,11 @@
-//! The user's knobs: environment variables, parsed once at start-up.
+//! The comm layer's knobs: environment variables, parsed once at start-up
+//! (the table of every knob, with the shared parsers: [`crate::knobs`]).
 //!
 //! Every bad value is an error that names the variable, the value and what
 //! would have been accepted.
 
 use crate::error::{Error, Result};
+use crate::knobs::{self, parse_bool, parse_count, parse_up_to};
 use crate::Mode;
 
 /// Default registered heap per locale (lazily backed: untouched pages cost nothing).
@@ -12,6 +14,8 @@ pub const DEFAULT_HEAP_SIZE: usize = 256 << 20;
 pub const DEFAULT_THREAD_CONTEXTS: usize = 2;
 /// Default idle polling before a poller blocks (microseconds).
 pub const DEFAULT_POLL_SPIN_US: u64 = 200;
+/// Most AM handler threads (`PGAS_AM_HANDLERS`).
+pub const MAX_AM_HANDLERS: usize = 64;
 
 /// Everything the comm layer reads from the environment.
 #[derive(Debug, Clone)]
@@ -53,92 +57,38 @@ pub struct Config {
     /// `PGAS_AM_HANDLERS`: AM handler threads, each with its own context.
     pub am_handlers: usize,
     /// `PGAS_MAX_TX_CONTEXTS`: cap on transmit contexts (default: what the
-    /// provider allows). Below 1 + handlers + workers the layer runs unbound.
+    /// provider allows). Below 2 + handlers + workers the workers run
+    /// unbound; below 2 + handlers it is an error (the context table:
+    /// `comm.rs`, `Layout`).
     pub max_tx_contexts: Option<usize>,
     /// `PGAS_AMO_VIA_AM=1`: every atomic type goes by CPU atomics at the
     /// word's owner (through an AM), even where the provider has it natively.
     pub amo_via_am: bool,
+    /// `PGAS_SINGLE_ENDPOINT` (DIAGNOSIS-ONLY; set to anything): the
+    /// transmit contexts are the receive endpoint itself
+    /// ([`crate::quirks::single_endpoint`]).
+    pub single_endpoint: bool,
     /// `PGAS_MCM_WEAKEN` (TEST-ONLY, breaks the memory model): one of
     /// [`mcm::Weakening::ALL`]'s spellings, the litmus suites' negative controls.
     pub weaken: Option<mcm::Weakening>,
 }
 
-fn parse_count(var_name: &'static str, default: usize, max: usize) -> Result<usize> {
-    match var(var_name) {
-        None => Ok(default),
-        Some(v) => match v.trim().parse::<usize>() {
-            Ok(k) if (1..=max).contains(&k) => Ok(k),
-            _ => Err(Error::Env {
-                var: var_name,
-                value: v.clone(),
-                reason: format!("expected a whole number from 1 to {max}"),
-            }),
-        },
-    }
-}
-
-/// A number from 0 to `max` (`what`: "microseconds", ...), `default` if unset.
-fn parse_up_to(var_name: &'static str, default: u64, max: u64, what: &str) -> Result<u64> {
-    match var(var_name) {
-        None => Ok(default),
-        Some(v) => v
-            .trim()
-            .parse::<u64>()
-            .ok()
-            .filter(|k| *k <= max)
-            .ok_or_else(|| Error::Env {
-                var: var_name,
-                value: v.clone(),
-                reason: format!("expected {what} from 0 to {max}"),
-            }),
-    }
-}
-
-fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-/// Parses a byte size: `4096`, `64k`, `256M`, `1G`, `2GiB`, `512MB`.
+/// Parses a byte size: `4096`, `64k`, `256M`, `1G`, `2GiB`, `512MB`
+/// ([`knobs::parse_size`] with this crate's error).
 pub fn parse_size(var_name: &'static str, value: &str) -> Result<usize> {
-    let bad = |reason: &str| Error::Env {
-        var: var_name,
-        value: value.to_string(),
-        reason: reason.to_string(),
-    };
-    let v = value.trim();
-    let digits_end = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
-    if digits_end == 0 {
-        return Err(bad("expected a size such as 1048576, 64K, 256M or 1G"));
-    }
-    let n: usize = v[..digits_end]
-        .parse()
-        .map_err(|_| bad("number too large"))?;
-    let mult: usize = match v[digits_end..].trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(bad("unknown unit; use K, M, G or T (powers of 1024)")),
-    };
-    n.checked_mul(mult).ok_or_else(|| bad("size overflows"))
-}
-
-fn parse_bool(var_name: &'static str, value: &str) -> Result<bool> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(Error::Env {
-            var: var_name,
-            value: value.to_string(),
-            reason: "expected 1/0, true/false, yes/no or on/off".into(),
-        }),
-    }
+    Ok(knobs::parse_size(var_name, value)?)
 }
 
 impl Config {
     /// Reads the environment.
     pub fn from_env() -> Result<Config> {
+        Config::from_lookup(knobs::var)
+    }
+
+    /// Reads the knobs through `lookup` (the environment, or a map in
+    /// tests); a blank value counts as unset.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config> {
+        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let mode = match var("PGAS_MCM_MODE") {
             None => None,
             Some(v) if v.trim().eq_ignore_ascii_case("auto") => None,
@@ -207,13 +157,14 @@ impl Config {
             .map(|n| n.get())
             .unwrap_or(1);
         let num_workers_set = var("PGAS_NUM_WORKERS").is_some();
-        let num_workers = parse_count("PGAS_NUM_WORKERS", cores, 1024)?;
-        let thread_contexts = parse_up_to(
-            "PGAS_THREAD_CONTEXTS",
-            DEFAULT_THREAD_CONTEXTS as u64,
-            1024,
-            "a whole number",
-        )? as usize;
+        let num_workers = match var("PGAS_NUM_WORKERS") {
+            None => cores,
+            Some(v) => parse_count("PGAS_NUM_WORKERS", &v, 1, 1024)?,
+        };
+        let thread_contexts = match var("PGAS_THREAD_CONTEXTS") {
+            None => DEFAULT_THREAD_CONTEXTS,
+            Some(v) => parse_up_to("PGAS_THREAD_CONTEXTS", &v, 1024, "a whole number")? as usize,
+        };
         let local_path = match var("PGAS_LOCAL_PATH") {
             None => crate::mapped::LocalPath::Mapped,
             Some(v) => v.parse().map_err(|reason| Error::Env {
@@ -222,12 +173,10 @@ impl Config {
                 reason,
             })?,
         };
-        let poll_spin_us = parse_up_to(
-            "PGAS_POLL_SPIN_US",
-            DEFAULT_POLL_SPIN_US,
-            10_000_000,
-            "microseconds",
-        )?;
+        let poll_spin_us = match var("PGAS_POLL_SPIN_US") {
+            None => DEFAULT_POLL_SPIN_US,
+            Some(v) => parse_up_to("PGAS_POLL_SPIN_US", &v, 10_000_000, "microseconds")?,
+        };
         let test_hostnames = var("PGAS_TEST_HOSTNAMES").map(|v| {
             v.split(',')
                 .map(|h| h.trim().to_string())
@@ -243,11 +192,15 @@ impl Config {
                 });
             }
         }
-        let am_handlers = parse_count("PGAS_AM_HANDLERS", 1, 64)?;
+        let am_handlers = match var("PGAS_AM_HANDLERS") {
+            None => 1,
+            Some(v) => parse_count("PGAS_AM_HANDLERS", &v, 1, MAX_AM_HANDLERS)?,
+        };
         let max_tx_contexts = match var("PGAS_MAX_TX_CONTEXTS") {
             None => None,
-            Some(_) => Some(parse_count("PGAS_MAX_TX_CONTEXTS", 1, 1 << 16)?),
+            Some(v) => Some(parse_count("PGAS_MAX_TX_CONTEXTS", &v, 1, 1 << 16)?),
         };
+        let single_endpoint = var("PGAS_SINGLE_ENDPOINT").is_some();
         let amo_via_am = match var("PGAS_AMO_VIA_AM") {
             None => false,
             Some(v) => parse_bool("PGAS_AMO_VIA_AM", &v)?,
@@ -264,6 +217,7 @@ impl Config {
             })?),
         };
         Ok(Config {
+            single_endpoint,
             amo_via_am,
             num_workers_set,
             thread_contexts,

@@ -15,11 +15,12 @@ pub fn needs_domain_lock(provider: &str) -> bool {
 
 /// Providers where the transmit contexts must be the receive endpoint itself
 /// (one endpoint, a CQ per direction) instead of endpoints of their own.
-/// No provider here needs it; `PGAS_SINGLE_ENDPOINT=1` forces it for
+/// No provider here needs it; `PGAS_SINGLE_ENDPOINT` (set to anything;
+/// `forced`, from [`crate::Config::single_endpoint`]) forces it for
 /// diagnosis (it was tried against the rxd atomics crash below, in vain).
-pub fn single_endpoint(provider: &str) -> bool {
+pub fn single_endpoint(provider: &str, forced: bool) -> bool {
     let _ = provider;
-    std::env::var_os("PGAS_SINGLE_ENDPOINT").is_some()
+    forced
 }
 
 /// Providers whose native atomics we do not use. `udp;ofi_rxd` (1.17): the

@@ -68,13 +68,6 @@ pub const MR_MODES_SUPPORTED: u64 = sys::FI_MR_LOCAL
     | sys::FI_MR_PROV_KEY
     | sys::FI_MR_ENDPOINT;
 
-/// The three modes in the original's preference order.
-pub const MODE_ORDER: [Mode; 3] = [
-    Mode::MessageOrderFence,
-    Mode::MessageOrder,
-    Mode::DeliveryComplete,
-];
-
 /// The message orderings mode `mode` relies on (see `docs/mcm.md`): asked
 /// for in the hints, and required in what the provider grants, on the
 /// transmit and the receive side alike.
@@ -185,7 +178,7 @@ fn gather(req: &SelectRequest, provider: Option<&str>) -> Result<Vec<Candidate>>
     let mut out = Vec::new();
     let modes: Vec<Mode> = match req.mode {
         Some(m) => vec![m],
-        None => MODE_ORDER.to_vec(),
+        None => Mode::PREFERENCE.to_vec(),
     };
     for mode in modes {
         let atomic_choices: &[bool] = match (mode, req.want_atomics) {
@@ -212,7 +205,7 @@ fn gather(req: &SelectRequest, provider: Option<&str>) -> Result<Vec<Candidate>>
 /// Every provider name the library offers an RDM endpoint for (for messages).
 pub fn available_providers(single_host: bool) -> Result<Vec<String>> {
     let mut names: Vec<String> = Vec::new();
-    for mode in MODE_ORDER {
+    for mode in Mode::PREFERENCE {
         for atomics in [true, false] {
             if let Some(list) = Info::getinfo(&hints(mode, atomics, None))? {
                 for i in list.entries() {
@@ -248,7 +241,10 @@ pub fn modes_of(provider: &str, single_host: bool) -> Result<Vec<Mode>> {
 
 fn sort_key(c: &Candidate, single_host: bool) -> (u8, u8, String, usize, bool, bool) {
     let prov = c.info.prov_name();
-    let mode_idx = MODE_ORDER.iter().position(|m| *m == c.mode).unwrap_or(9);
+    let mode_idx = Mode::PREFERENCE
+        .iter()
+        .position(|m| *m == c.mode)
+        .unwrap_or(9);
     let dom = c.info.domain_name();
     // On one host, prefer the loopback interface for IP providers.
     let not_lo = single_host && !(dom == "lo" || dom.starts_with("127."));

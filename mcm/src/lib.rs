@@ -10,7 +10,7 @@
 //! for loom and unit tests.
 //!
 //! The pieces:
-//! - [`Mode`] / [`ModeRequest`]: the modes and the `PGAS_MCM_MODE` spellings.
+//! - [`Mode`]: the modes and the `PGAS_MCM_MODE` spellings.
 //! - [`DanglingStores`]: per transmit context, the targets whose PUTs or
 //!   non-fetching AMOs may not be visible yet.
 //! - [`Transport`]: the primitives an implementor needs (post an op with flags,
@@ -34,6 +34,6 @@ mod transport;
 mod policy_tests;
 
 pub use dangling::{DanglingStores, LocaleSet, LocaleSetIter, Targets};
-pub use mode::{Mode, ModeRequest, ParseModeError};
+pub use mode::{Mode, ParseModeError};
 pub use selector::{AmoFn, ForceVisibleFn, GetFn, PutFn, ReleaseFn, Selector, SendFn, Weakening};
 pub use transport::{AmoKind, Binding, Blocking, Locale, OpFlags, Transport};

@@ -58,7 +58,7 @@ impl fmt::Display for Mode {
 }
 
 /// Parses a mode spelling; surrounding whitespace and ASCII case are ignored.
-/// `auto` is not a mode: parse a [`ModeRequest`] to accept it.
+/// `auto` is not a mode (comm-ofi's `Config` reads it as "no mode forced").
 impl FromStr for Mode {
     type Err = ParseModeError;
 
@@ -69,57 +69,6 @@ impl FromStr for Mode {
             .find(|m| m.as_str().eq_ignore_ascii_case(wanted))
             .ok_or_else(|| ParseModeError {
                 value: s.to_owned(),
-                accepts_auto: false,
-            })
-    }
-}
-
-/// What the user asked for in `PGAS_MCM_MODE`: pick the best mode the provider
-/// supports, or exactly this one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum ModeRequest {
-    /// `auto` (the default): try [`Mode::PREFERENCE`] in order.
-    #[default]
-    Auto,
-    /// A forced mode; a provider that cannot honour it is an error.
-    Forced(Mode),
-}
-
-impl ModeRequest {
-    /// The modes to try, in order.
-    pub fn candidates(self) -> &'static [Mode] {
-        match self {
-            ModeRequest::Auto => &Mode::PREFERENCE,
-            ModeRequest::Forced(Mode::MessageOrderFence) => &Mode::PREFERENCE[0..1],
-            ModeRequest::Forced(Mode::MessageOrder) => &Mode::PREFERENCE[1..2],
-            ModeRequest::Forced(Mode::DeliveryComplete) => &Mode::PREFERENCE[2..3],
-        }
-    }
-}
-
-impl fmt::Display for ModeRequest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ModeRequest::Auto => f.write_str("auto"),
-            ModeRequest::Forced(mode) => mode.fmt(f),
-        }
-    }
-}
-
-/// Parses `auto` or a mode spelling; surrounding whitespace and ASCII case are
-/// ignored.
-impl FromStr for ModeRequest {
-    type Err = ParseModeError;
-
-    fn from_str(s: &str) -> Result<ModeRequest, ParseModeError> {
-        if s.trim().eq_ignore_ascii_case("auto") {
-            return Ok(ModeRequest::Auto);
-        }
-        s.parse::<Mode>()
-            .map(ModeRequest::Forced)
-            .map_err(|e| ParseModeError {
-                accepts_auto: true,
-                ..e
             })
     }
 }
@@ -129,7 +78,6 @@ impl FromStr for ModeRequest {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseModeError {
     value: String,
-    accepts_auto: bool,
 }
 
 impl ParseModeError {
@@ -142,9 +90,6 @@ impl ParseModeError {
 impl fmt::Display for ParseModeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "invalid MCM mode {:?}: expected one of ", self.value)?;
-        if self.accepts_auto {
-            f.write_str("auto, ")?;
-        }
         let names: Vec<&str> = Mode::PREFERENCE.iter().map(|m| m.as_str()).collect();
         f.write_str(&names.join(", "))
     }
@@ -160,10 +105,6 @@ mod tests {
     fn every_mode_round_trips_through_its_spelling() {
         for mode in Mode::PREFERENCE {
             assert_eq!(mode.to_string().parse::<Mode>(), Ok(mode));
-            assert_eq!(
-                mode.to_string().parse::<ModeRequest>(),
-                Ok(ModeRequest::Forced(mode))
-            );
         }
         assert_eq!("message-order-fence".parse(), Ok(Mode::MessageOrderFence));
         assert_eq!("message-order".parse(), Ok(Mode::MessageOrder));
@@ -173,13 +114,10 @@ mod tests {
     #[test]
     fn parsing_ignores_case_and_surrounding_space() {
         assert_eq!(" Message-Order\n".parse(), Ok(Mode::MessageOrder));
-        assert_eq!("AUTO".parse(), Ok(ModeRequest::Auto));
     }
 
     #[test]
-    fn auto_is_a_request_not_a_mode() {
-        assert_eq!("auto".parse(), Ok(ModeRequest::Auto));
-        assert_eq!(ModeRequest::Auto.to_string(), "auto");
+    fn auto_is_not_a_mode() {
         let err = "auto".parse::<Mode>().unwrap_err();
         assert_eq!(err.value(), "auto");
         assert!(!err.to_string().contains("auto,"), "{err}");
@@ -187,13 +125,8 @@ mod tests {
 
     #[test]
     fn bad_value_error_names_value_and_spellings() {
-        let err = "message-ordr".parse::<ModeRequest>().unwrap_err();
+        let err = "message-ordr".parse::<Mode>().unwrap_err();
         assert_eq!(err.value(), "message-ordr");
-        assert_eq!(
-            err.to_string(),
-            "invalid MCM mode \"message-ordr\": expected one of auto, \
-             message-order-fence, message-order, delivery-complete"
-        );
         let err = "".parse::<Mode>().unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -202,14 +135,5 @@ mod tests {
         );
         // A prefix of a valid spelling is not accepted.
         assert!("message".parse::<Mode>().is_err());
-    }
-
-    #[test]
-    fn candidates_follow_preference_or_the_forced_mode() {
-        assert_eq!(ModeRequest::Auto.candidates(), &Mode::PREFERENCE);
-        assert_eq!(ModeRequest::default(), ModeRequest::Auto);
-        for mode in Mode::PREFERENCE {
-            assert_eq!(ModeRequest::Forced(mode).candidates(), &[mode]);
-        }
     }
 }

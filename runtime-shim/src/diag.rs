@@ -23,14 +23,7 @@ pub(crate) enum LogDefault {
 /// `default` says so. Ignored if the process already has one. A filter that
 /// does not parse is reported and `warn` is used.
 pub(crate) fn install_subscriber(default: LogDefault) {
-    let spec = std::env::var("PGAS_LOG")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .or_else(|| {
-            std::env::var("RUST_LOG")
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-        });
+    let spec = comm_ofi::knobs::var("PGAS_LOG").or_else(|| comm_ofi::knobs::var("RUST_LOG"));
     let spec = match (spec, default) {
         (Some(s), _) => s,
         (None, LogDefault::Warn) => "warn".to_string(),
@@ -104,8 +97,9 @@ pub fn knobs(rt: &Runtime) -> Vec<(&'static str, String)> {
 
 /// Prints [`knobs`] on locale 0 when `PGAS_INFO` is set to 1.
 pub(crate) fn print_info(rt: &Runtime) {
-    let on =
-        std::env::var("PGAS_INFO").is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes" | "on"));
+    // A value that is no switch is off (no error: diagnostics only).
+    let on = comm_ofi::knobs::var("PGAS_INFO")
+        .is_some_and(|v| comm_ofi::knobs::parse_bool("PGAS_INFO", &v).unwrap_or(false));
     if !on || rt.here() != 0 {
         return;
     }

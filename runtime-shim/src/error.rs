@@ -240,6 +240,12 @@ fn comm_code(e: &comm_ofi::Error) -> i32 {
     }
 }
 
+impl From<comm_ofi::knobs::BadValue> for Error {
+    fn from(comm_ofi::knobs::BadValue { var, value, reason }: comm_ofi::knobs::BadValue) -> Self {
+        Error::Env { var, value, reason }
+    }
+}
+
 impl Error {
     /// The C ABI code of this error.
     pub fn code(&self) -> i32 {

@@ -1681,6 +1681,9 @@ pub unsafe extern "C" fn pgas_sym_addr(local: *mut c_void, locale: i32) -> *mut 
 
 // ------------------------------------------------------ comm diagnostics
 
+/// `pgas_comm_diags_t`: the counts, with `CommCounts`' `repr(C)` layout.
+pub type PgasCommDiags = crate::diagnostics::CommCounts;
+
 /// Starts counting this locale's operations (see `pgas_comm_diags_t`).
 #[no_mangle]
 pub extern "C" fn pgas_comm_diags_start() -> c_int {
@@ -1704,7 +1707,7 @@ pub extern "C" fn pgas_comm_diags_reset() -> c_int {
 /// # Safety
 /// `out` must be null (an error) or point to a writable `pgas_comm_diags_t`.
 #[no_mangle]
-pub unsafe extern "C" fn pgas_comm_diags_get(out: *mut crate::diagnostics::CommCounts) -> c_int {
+pub unsafe extern "C" fn pgas_comm_diags_get(out: *mut PgasCommDiags) -> c_int {
     ffi(|| {
         non_null(out, "out (pgas_comm_diags_t)")?;
         let c = rt()?.comm_diagnostics()?;
@@ -1722,7 +1725,7 @@ pub unsafe extern "C" fn pgas_comm_diags_get(out: *mut crate::diagnostics::CommC
 /// `out` must be null (an error) or point to `n` writable `pgas_comm_diags_t`.
 #[no_mangle]
 pub unsafe extern "C" fn pgas_comm_diags_get_all(
-    out: *mut crate::diagnostics::CommCounts,
+    out: *mut PgasCommDiags,
     n: usize,
 ) -> c_int {
     ffi(|| {

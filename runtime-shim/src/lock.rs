@@ -42,15 +42,10 @@ const LOCALE_SHIFT: u32 = 48;
 /// Waits until `done` holds, keeping the thread (see the module docs):
 /// spins, then yields, driving this thread's transmit context.
 fn spin_until(rt: &Runtime, mut done: impl FnMut() -> Result<bool>) -> Result<()> {
-    let mut idle = 0u32;
+    let mut backoff = comm_ofi::Backoff::new(33, 33);
     while !done()? {
         rt.comm().progress()?;
-        idle = idle.saturating_add(1);
-        if idle > 32 {
-            std::thread::yield_now();
-        } else {
-            std::hint::spin_loop();
-        }
+        backoff.snooze();
     }
     Ok(())
 }

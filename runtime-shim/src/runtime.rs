@@ -30,7 +30,8 @@ const AMO_BATCH: &str = "pgas-shim.amo-batch";
 /// Non-blocking operations a strided transfer keeps in flight.
 const STRIDED_WINDOW: usize = 64;
 
-/// The shim's own knobs (the comm and AM layers read theirs).
+/// The shim's own knobs (the comm and AM layers read theirs; the table of
+/// every knob: `comm_ofi::knobs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShimConfig {
     /// `PGAS_PIN`: pin worker threads to cores (default on).
@@ -43,30 +44,18 @@ pub struct ShimConfig {
     pub check: bool,
 }
 
-fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
 impl ShimConfig {
     /// Reads the environment; a bad value is an error naming it.
     pub fn from_env() -> Result<ShimConfig> {
-        ShimConfig::from_lookup(var)
+        ShimConfig::from_lookup(comm_ofi::knobs::var)
     }
 
     /// Reads the knobs through `lookup` (tests pass a map).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<ShimConfig> {
         let switch = |var: &'static str, default: bool| -> Result<bool> {
-            let Some(v) = lookup(var) else {
-                return Ok(default);
-            };
-            match v.trim().to_ascii_lowercase().as_str() {
-                "1" | "true" | "yes" | "on" => Ok(true),
-                "0" | "false" | "no" | "off" => Ok(false),
-                _ => Err(Error::Env {
-                    var,
-                    value: v,
-                    reason: "expected 1/0, true/false, yes/no or on/off".into(),
-                }),
+            match lookup(var) {
+                None => Ok(default),
+                Some(v) => Ok(comm_ofi::knobs::parse_bool(var, &v)?),
             }
         };
         let pin = switch("PGAS_PIN", true)?;
@@ -140,16 +129,113 @@ where
     }
 }
 
-/// Registers on-statement bodies, then starts the runtime.
+/// Registers on-statement bodies, sets knobs, then starts the runtime.
+///
+/// Every knob defaults to its environment variable (`comm_ofi::knobs`, the
+/// README's table); a setter here overrides the variable, which is then not
+/// read at all for that knob (as with tokio's `runtime::Builder`). Values
+/// are checked at [`Builder::init`], with the variable's error text.
 #[derive(Debug, Default)]
 pub struct Builder {
     registry: Registry,
+    knobs: Overrides,
+}
+
+/// Knobs set through [`Builder`]'s setters (None: the environment's).
+#[derive(Debug, Default, Clone)]
+struct Overrides {
+    workers: Option<usize>,
+    mode: Option<Option<Mode>>,
+    provider: Option<String>,
+    heap_size: Option<usize>,
+    local_path: Option<comm_ofi::LocalPath>,
+    am_handlers: Option<usize>,
+}
+
+impl Overrides {
+    /// The comm layer's knobs: the environment's, then these on top.
+    fn comm_config(&self) -> Result<comm_ofi::Config> {
+        use comm_ofi::knobs::{check_count, BadValue};
+        let mut c = comm_ofi::Config::from_env()?;
+        if let Some(n) = self.workers {
+            c.num_workers = check_count("PGAS_NUM_WORKERS", Some(n), &n.to_string(), 1, 1024)?;
+            c.num_workers_set = true;
+        }
+        if let Some(m) = self.mode {
+            c.mode = m;
+        }
+        if let Some(p) = &self.provider {
+            c.provider = Some(p.clone());
+        }
+        if let Some(h) = self.heap_size {
+            if h < (1 << 20) {
+                return Err(BadValue::new(
+                    "PGAS_HEAP_SIZE",
+                    &h.to_string(),
+                    "the heap must be at least 1M",
+                )
+                .into());
+            }
+            c.heap_size = h;
+        }
+        if let Some(l) = self.local_path {
+            c.local_path = l;
+        }
+        if let Some(n) = self.am_handlers {
+            c.am_handlers = check_count(
+                "PGAS_AM_HANDLERS",
+                Some(n),
+                &n.to_string(),
+                1,
+                comm_ofi::env::MAX_AM_HANDLERS,
+            )?;
+        }
+        Ok(c)
+    }
 }
 
 impl Builder {
     /// A builder with no bodies.
     pub fn new() -> Builder {
         Builder::default()
+    }
+
+    /// Worker threads per locale (`PGAS_NUM_WORKERS`; 1 to 1024).
+    pub fn workers(mut self, n: usize) -> Builder {
+        self.knobs.workers = Some(n);
+        self
+    }
+
+    /// The MCM mode (`PGAS_MCM_MODE`); `None` picks the best the provider
+    /// supports (`auto`).
+    pub fn mode(mut self, mode: Option<Mode>) -> Builder {
+        self.knobs.mode = Some(mode);
+        self
+    }
+
+    /// The libfabric provider (`PGAS_PROVIDER`).
+    pub fn provider(mut self, name: &str) -> Builder {
+        self.knobs.provider = Some(name.to_string());
+        self
+    }
+
+    /// Registered heap bytes per locale (`PGAS_HEAP_SIZE`; at least 1M).
+    pub fn heap_size(mut self, bytes: usize) -> Builder {
+        self.knobs.heap_size = Some(bytes);
+        self
+    }
+
+    /// How locales on one host reach each other's heaps (`PGAS_LOCAL_PATH`).
+    pub fn local_path(mut self, path: comm_ofi::LocalPath) -> Builder {
+        self.knobs.local_path = Some(path);
+        self
+    }
+
+    /// AM handler threads (`PGAS_AM_HANDLERS`; 1 to 64): sets the comm
+    /// layer's handler contexts and the AM layer's threads alike.
+    pub fn am_handlers(mut self, n: usize) -> Builder {
+        self.knobs.am_handlers = Some(n);
+        self
     }
 
     /// Registers an on-statement body under `name` (its id, equal on every
@@ -188,7 +274,7 @@ impl Builder {
         }
         *started = true;
         let cfg = ShimConfig::from_env()?;
-        let comm = Comm::init()?;
+        let comm = Comm::init_config(self.knobs.comm_config()?)?;
         let coll = Collectives::new(&comm, cfg.barrier)?;
         // The world team's area (teams: docs/embedding.md), exchanged once.
         let world_area = crate::team::Team::new_area_on(&comm, comm.num_locales() as usize)?;
@@ -216,7 +302,7 @@ impl Builder {
         let am = match amhandler::start_with(
             comm.clone(),
             amhandler::Options {
-                config: Some(am_config(cores.as_deref())?),
+                config: Some(am_config(&comm, cores.as_deref())?),
                 spawner: Some(pool.clone()),
                 registry: self.registry,
             },
@@ -301,8 +387,11 @@ fn pin_plan(comm: &Comm, pin: bool) -> Result<Option<Vec<usize>>> {
 /// The AM layer's knobs; with pinned workers and no `PGAS_AM_HANDLER_CORE`,
 /// its poller and handlers share this locale's first worker core (they
 /// block when idle; nothing of ours spins on a core another locale owns).
-fn am_config(cores: Option<&[usize]>) -> Result<amhandler::AmConfig> {
+/// The handler count is the comm layer's (one context each): one read of
+/// `PGAS_AM_HANDLERS`, or [`Builder::am_handlers`].
+fn am_config(comm: &Comm, cores: Option<&[usize]>) -> Result<amhandler::AmConfig> {
     let mut c = amhandler::AmConfig::from_env()?;
+    c.handlers = comm.config().am_handlers;
     if c.handler_core.is_none() {
         c.handler_core = cores.and_then(|c| c.first().copied());
     }
@@ -1637,6 +1726,32 @@ impl<T: Pod> FromZero for T {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn builder_setters_override_the_environment() {
+        let b = Builder::new()
+            .workers(3)
+            .mode(Some(Mode::MessageOrder))
+            .provider("tcp;ofi_rxm")
+            .heap_size(64 << 20)
+            .local_path(comm_ofi::LocalPath::Fabric)
+            .am_handlers(2);
+        let c = b.knobs.comm_config().unwrap();
+        assert_eq!((c.num_workers, c.num_workers_set), (3, true));
+        assert_eq!(c.mode, Some(Mode::MessageOrder));
+        assert_eq!(c.provider.as_deref(), Some("tcp;ofi_rxm"));
+        assert_eq!(c.heap_size, 64 << 20);
+        assert_eq!(c.local_path, comm_ofi::LocalPath::Fabric);
+        assert_eq!(c.am_handlers, 2);
+        for (b, var) in [
+            (Builder::new().workers(0), "PGAS_NUM_WORKERS"),
+            (Builder::new().am_handlers(65), "PGAS_AM_HANDLERS"),
+            (Builder::new().heap_size(4096), "PGAS_HEAP_SIZE"),
+        ] {
+            let e = b.knobs.comm_config().unwrap_err().to_string();
+            assert!(e.contains(var), "{e}");
+        }
+    }
 
     #[test]
     fn knobs_parse_and_name_bad_values() {

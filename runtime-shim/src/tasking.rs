@@ -486,7 +486,11 @@ impl Pool {
                 // Backing off (20 us doubling to 320 us) so that a long wait
                 // (a main thread in a barrier while others work) does not
                 // wake tens of thousands of times a second on a shared core.
-                let (base, from) = if self.block_wait { (50, 257) } else { (20, 1024) };
+                let (base, from) = if self.block_wait {
+                    (50, 257)
+                } else {
+                    (20, 1024)
+                };
                 // Doubling from the first sleep (blocking-wait providers start
                 // sleeping at round 257: `idle - 1024` underflowed there).
                 let k = (idle - from).min(4);

@@ -47,6 +47,7 @@ fn c_type(rust: &str) -> Option<&'static str> {
         "*mut PgasAmoHandle" => "pgas_amo_handle_t *",
         "*mut *mut PgasAmoHandle" => "pgas_amo_handle_t **",
         "*mut *mut PgasTask" => "pgas_task_t **",
+        "*mut PgasCommDiags" => "pgas_comm_diags_t *",
         _ => return None,
     })
 }

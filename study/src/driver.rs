@@ -180,7 +180,7 @@ pub fn matrix(wanted: &[String], modes: &[String]) -> Res<(Matrix, Vec<String>)>
             missing.push(format!("{name}: honours no MCM mode here"));
         }
         let mut any = false;
-        for m in select::MODE_ORDER {
+        for m in comm_ofi::Mode::PREFERENCE {
             let asked = modes.is_empty() || modes.iter().any(|x| *x == m.to_string());
             if honoured.contains(&m) && asked {
                 out.push((name.clone(), m.to_string()));

@@ -205,12 +205,14 @@ fn generated_programs_conform_through_the_public_api() {
     let chosen: Vec<Cell> = cells()
         .into_iter()
         .filter(|c| {
-            only.as_deref().is_none_or(|t| {
-                format!("{} {} {}", c.provider, c.mode, c.label).contains(t)
-            })
+            only.as_deref()
+                .is_none_or(|t| format!("{} {} {}", c.provider, c.mode, c.label).contains(t))
         })
         .collect();
-    assert!(!chosen.is_empty(), "LITMUS_GEN_CELLS={only:?} names no cell");
+    assert!(
+        !chosen.is_empty(),
+        "LITMUS_GEN_CELLS={only:?} names no cell"
+    );
     for c in chosen {
         let slow = c.provider == "sockets";
         // CI: a few rounds over every program. Full: per family, enough

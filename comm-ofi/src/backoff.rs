@@ -1,0 +1,114 @@
+//! One spin -> yield -> sleep ladder for plain wait loops (after
+//! crossbeam-utils' `Backoff`, with the steps as parameters).
+//!
+//! A loop waiting for something another thread does calls
+//! [`Backoff::snooze`] once per fruitless round: the first rounds spin
+//! (`spin_loop`), later ones yield the core, and the last step sleeps (or
+//! keeps yielding). A loop with a blocking protocol of its own (announce,
+//! re-check, park) calls [`Backoff::step`] instead, which spins or yields
+//! and returns `false` once the ladder is through: the caller then blocks its
+//! own way. [`Backoff::reset`] after a round that found work.
+//!
+//! Not for the pollers' idle/doorbell protocols (`IdlePolicy`, amhandler's
+//! `idle.rs`): those are model-checked and keep their own steps.
+
+use std::time::Duration;
+
+/// A spin -> yield -> sleep ladder (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    rounds: u32,
+    spin: u32,
+    yields: u32,
+    sleep: Option<Duration>,
+}
+
+impl Backoff {
+    /// Rounds `1..spin` spin, rounds `spin..yields` yield; after that
+    /// [`Backoff::step`] returns `false` and [`Backoff::snooze`] yields
+    /// (or sleeps, see [`Backoff::then_sleep`]).
+    pub const fn new(spin: u32, yields: u32) -> Backoff {
+        Backoff {
+            rounds: 0,
+            spin,
+            yields,
+            sleep: None,
+        }
+    }
+
+    /// After the yields, [`Backoff::snooze`] sleeps `d` per round.
+    pub const fn then_sleep(mut self, d: Duration) -> Backoff {
+        self.sleep = Some(d);
+        self
+    }
+
+    /// A round found work: back to spinning.
+    pub fn reset(&mut self) {
+        self.rounds = 0;
+    }
+
+    /// Fruitless rounds counted since the last reset.
+    pub fn rounds(&self) -> u32 {
+        self.rounds
+    }
+
+    /// Counts a fruitless round and spins or yields as the ladder says;
+    /// `false` (nothing done) once past the yields: the caller blocks in its
+    /// own way (or calls [`Backoff::snooze`]'s last step).
+    pub fn step(&mut self) -> bool {
+        self.rounds = self.rounds.saturating_add(1);
+        if self.rounds < self.spin {
+            std::hint::spin_loop();
+            true
+        } else if self.rounds < self.yields {
+            std::thread::yield_now();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Counts a fruitless round and spins, yields or sleeps as the ladder
+    /// says.
+    pub fn snooze(&mut self) {
+        if !self.step() {
+            match self.sleep {
+                Some(d) => std::thread::sleep(d),
+                None => std::thread::yield_now(),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_spin_then_yield_then_hand_over() {
+        let mut b = Backoff::new(3, 5);
+        // Rounds 1, 2 spin; 3, 4 yield; 5 on are through.
+        assert!((0..4).all(|_| b.step()));
+        assert_eq!(b.rounds(), 4);
+        assert!(!b.step());
+        assert!(!b.step());
+        b.reset();
+        assert_eq!(b.rounds(), 0);
+        assert!(b.step());
+    }
+
+    #[test]
+    fn snooze_sleeps_only_after_the_yields() {
+        let mut b = Backoff::new(0, 1).then_sleep(Duration::from_millis(20));
+        let t = std::time::Instant::now();
+        b.snooze();
+        assert!(t.elapsed() >= Duration::from_millis(20));
+        let mut b = Backoff::new(0, 0);
+        let t = std::time::Instant::now();
+        for _ in 0..10 {
+            b.snooze();
+        }
+        assert!(t.elapsed() < Duration::from_secs(1));
+        assert_eq!(b.rounds(), 10);
+    }
+}
