@@ -1724,10 +1724,7 @@ pub unsafe extern "C" fn pgas_comm_diags_get(out: *mut PgasCommDiags) -> c_int {
 /// # Safety
 /// `out` must be null (an error) or point to `n` writable `pgas_comm_diags_t`.
 #[no_mangle]
-pub unsafe extern "C" fn pgas_comm_diags_get_all(
-    out: *mut PgasCommDiags,
-    n: usize,
-) -> c_int {
+pub unsafe extern "C" fn pgas_comm_diags_get_all(out: *mut PgasCommDiags, n: usize) -> c_int {
     ffi(|| {
         non_null(out, "out (pgas_comm_diags_t array)")?;
         let rt = rt()?;
