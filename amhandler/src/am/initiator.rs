@@ -1,0 +1,271 @@
+//! The initiator's side: checks, sending a request, waiting for its done
+//! slot (helping meanwhile), and the on-statement entry points
+//! (`execute_on*`, `nop`).
+
+use super::*;
+
+impl Am {
+    pub(super) fn check_open(&self) -> Result<()> {
+        if self.finalized.load(Ordering::Acquire) {
+            return Err(Error::Shutdown("finalize() was called".into()));
+        }
+        Ok(())
+    }
+
+    pub(super) fn check_target(&self, locale: Locale) -> Result<()> {
+        self.check_open()?;
+        if locale >= self.n {
+            return Err(bad_locale(locale, self.n));
+        }
+        Ok(())
+    }
+
+    pub(super) fn entry(&self, id: FnId) -> Result<Entry> {
+        self.registry.get(id.0).ok_or_else(|| {
+            Error::Registry(format!(
+                "body id {:#x} is not registered on locale {} (the sender); register it on every \
+                 locale",
+                id.0, self.here
+            ))
+        })
+    }
+
+    /// Sends one request (header + inline payload) from a heap buffer.
+    pub(crate) fn send_msg(&self, target: Locale, h: &Header, payload: &[u8]) -> Result<()> {
+        let total = HEADER + payload.len();
+        if total > MAX_REQUEST {
+            return Err(Error::TooLarge {
+                locale: target,
+                reason: format!(
+                    "{total}-byte request exceeds the {MAX_REQUEST}-byte maximum (internal error: \
+                     payloads above {INLINE_MAX} bytes must go by GET)"
+                ),
+            });
+        }
+        let buf = self.sendbufs.get(&self.comm)?;
+        // SAFETY: buf is a pool buffer of at least MAX_REQUEST heap bytes that
+        // only this call uses until it is returned below.
+        let out = unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, total) };
+        h.encode(&mut out[..HEADER]);
+        out[HEADER..].copy_from_slice(payload);
+        let r = self.comm.am_port().send(target, out);
+        self.sendbufs.put(buf);
+        r?;
+        self.counters.sent.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Sends a request; if blocking, waits for the reply and returns it.
+    pub(super) fn call(&self, target: Locale, mut h: Header, payload: &[u8]) -> Result<Vec<u8>> {
+        if !h.blocking() {
+            h.slot = 0;
+            self.send_msg(target, &h, payload)?;
+            return Ok(Vec::new());
+        }
+        let slot = self.slots.get(&self.comm)?;
+        slot::arm(&HeapSlot(slot));
+        h.slot = slot;
+        if let Err(e) = self.send_msg(target, &h, payload) {
+            self.slots.put(slot);
+            return Err(e);
+        }
+        let w = self.wait_word(slot);
+        let r = self.take_reply(target, slot, w);
+        self.slots.put(slot);
+        r
+    }
+
+    /// Reads a reply out of a done slot (or fetches a large one).
+    pub(super) fn take_reply(&self, target: Locale, slot: u64, w: u64) -> Result<Vec<u8>> {
+        let (len, large, error) = wire::parse_done(w);
+        let bytes = if large {
+            // The reply area holds the target's 8-byte address of the reply.
+            let a: [u8; 8] = slot::take(&HeapSlot(slot), 8).try_into().expect("8 bytes");
+            let addr = u64::from_le_bytes(a);
+            let mut v = vec![0u8; len];
+            let got = self.comm.get(&mut v, GlobalAddr::new(target, addr));
+            let mut fh = Header::new(Op::Free, 0, self.here, 0);
+            fh.a = addr;
+            let freed = self.send_msg(target, &fh, &[]);
+            got?;
+            freed?;
+            v
+        } else {
+            if len > wire::SLOT_INLINE {
+                return Err(Error::Remote {
+                    locale: target,
+                    msg: format!("garbled done word {w:#x}"),
+                });
+            }
+            slot::take(&HeapSlot(slot), len)
+        };
+        if error {
+            return Err(Error::Remote {
+                locale: target,
+                msg: String::from_utf8_lossy(&bytes).into_owned(),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// The ladder of a thread waiting for a reply word: `spin` rounds of
+    /// spinning, then yields; on providers whose waits block, after
+    /// `yields` rounds it sleeps `sleep` per round instead.
+    pub(super) fn wait_backoff(&self, spin: u32, yields: u32, sleep: Duration) -> Backoff {
+        if self.block_wait {
+            Backoff::new(spin, yields).then_sleep(sleep)
+        } else {
+            Backoff::new(spin, spin)
+        }
+    }
+
+    /// Waits until `w` is nonzero without helping (the caller holds its
+    /// transmit context, which helping could need); spins, yields, then
+    /// sleeps briefly on providers whose waits block.
+    pub(crate) fn wait_word_plain(&self, slot: u64) -> u64 {
+        let mut backoff = self.wait_backoff(64, 512, Duration::from_micros(20));
+        loop {
+            if let Some(v) = slot::poll(&HeapSlot(slot)) {
+                return v;
+            }
+            backoff.snooze();
+        }
+    }
+
+    /// Waits until `w` is nonzero. Progress continues meanwhile (the poller
+    /// polls); an executor thread runs other queued bodies, a handler thread
+    /// other handler work, so nested and recursive on-statements complete.
+    pub(crate) fn wait_word(&self, slot: u64) -> u64 {
+        let on_handler = IS_HANDLER.with(|h| h.get());
+        let mut backoff = self.wait_backoff(32, 256, Duration::from_micros(50));
+        loop {
+            if let Some(v) = slot::poll(&HeapSlot(slot)) {
+                return v;
+            }
+            let helped = if on_handler {
+                match self.hq.pop() {
+                    Some(work) => {
+                        self.handle(work);
+                        true
+                    }
+                    None => false,
+                }
+            } else {
+                self.spawner.help()
+            };
+            if helped {
+                backoff.reset();
+                continue;
+            }
+            backoff.snooze();
+        }
+    }
+
+    pub(super) fn exec(&self, locale: Locale, id: FnId, args: &[u8], flags: u8) -> Result<Vec<u8>> {
+        self.check_target(locale)?;
+        self.comm.diagnostics().count(match flags {
+            f if f & FLAG_BLOCKING == 0 => Counter::OnNb,
+            f if f & FLAG_FAST != 0 => Counter::OnFast,
+            _ => Counter::OnBlocking,
+        });
+        let entry = self.entry(id)?;
+        if locale == self.here {
+            if flags & FLAG_BLOCKING != 0 {
+                return self
+                    .run_body(&entry, self.here, args)
+                    .map_err(|msg| Error::Remote { locale, msg });
+            }
+            // MCM: the body is a new task; it must see the caller's stores
+            // (the task-create boundary, on the caller's context).
+            if !self
+                .comm
+                .is_weakened(comm_ofi::Weakening::LocalNbOnNoTaskCreate)
+            {
+                self.comm.task_create()?;
+            }
+            let am = self.arc();
+            let args = args.to_vec();
+            self.spawner.spawn(Box::new(move || {
+                let r = am.run_body(&entry, am.here, &args);
+                am.finish_nb(am.here, &entry.name, r);
+            }));
+            return Ok(Vec::new());
+        }
+        // MCM: the on-statement is a boundary: the body must see our stores.
+        self.comm.force_visible()?;
+        if args.len() <= INLINE_MAX {
+            let mut h = Header::new(Op::ExecOn, flags, self.here, 0);
+            h.a = id.0;
+            h.len = args.len() as u32;
+            return self.call(locale, h, args);
+        }
+        // Large arguments: the target GETs them from our heap.
+        let buf = self
+            .comm
+            .alloc(args.len(), 64)
+            .map_err(|e| Error::TooLarge {
+                locale,
+                reason: format!(
+                    "{} argument bytes do not fit in the registered heap: {e}",
+                    args.len()
+                ),
+            })?;
+        // SAFETY: a fresh heap allocation of args.len() bytes.
+        unsafe { std::ptr::copy_nonoverlapping(args.as_ptr(), buf.addr as *mut u8, args.len()) };
+        let mut h = Header::new(Op::ExecOnLarge, flags, self.here, 0);
+        h.a = id.0;
+        h.b = buf.addr;
+        h.len = u32::try_from(args.len()).map_err(|_| Error::TooLarge {
+            locale,
+            reason: format!("{} argument bytes exceed the 4 GiB limit", args.len()),
+        })?;
+        let r = self.call(locale, h, &[]);
+        if flags & FLAG_BLOCKING != 0 || r.is_err() {
+            // Blocking: the target fetched them before replying. Non-blocking:
+            // the target sends Free once it has fetched them.
+            self.comm.free(buf)?;
+        }
+        r
+    }
+
+    /// Runs body `id` on `locale` with `args` and waits for it (a blocking
+    /// on-statement); returns the body's reply bytes. The body runs on an
+    /// executor thread there and may itself do remote operations.
+    pub fn execute_on(&self, locale: Locale, id: FnId, args: &[u8]) -> Result<Vec<u8>> {
+        self.exec(locale, id, args, FLAG_BLOCKING)
+    }
+
+    /// Starts body `id` on `locale` and returns at once (fire and forget).
+    /// A failure of the body there takes the job down.
+    pub fn execute_on_nb(&self, locale: Locale, id: FnId, args: &[u8]) -> Result<()> {
+        self.exec(locale, id, args, 0).map(|_| ())
+    }
+
+    /// Blocking on-statement whose body runs in the target's handler thread:
+    /// for short bodies that do not block (no remote operations).
+    pub fn execute_on_fast(&self, locale: Locale, id: FnId, args: &[u8]) -> Result<Vec<u8>> {
+        self.exec(locale, id, args, FLAG_BLOCKING | FLAG_FAST)
+    }
+
+    /// Non-blocking fast AM: the body runs in the target's handler thread, in
+    /// the order this locale sent them (with one handler thread).
+    pub fn execute_on_fast_nb(&self, locale: Locale, id: FnId, args: &[u8]) -> Result<()> {
+        self.exec(locale, id, args, FLAG_FAST).map(|_| ())
+    }
+
+    /// Blocking no-op: returns once `locale`'s handler has seen the request
+    /// and everything this locale sent before it (liveness, and proof that
+    /// earlier native atomics reached the target).
+    pub fn nop(&self, locale: Locale) -> Result<()> {
+        self.check_target(locale)?;
+        // Through the network even to this locale: it proves that our own
+        // poller has processed what was sent to us before (native atomics
+        // included).
+        self.call(
+            locale,
+            Header::new(Op::Nop, FLAG_BLOCKING, self.here, 0),
+            &[],
+        )
+        .map(|_| ())
+    }
+}

@@ -1,0 +1,156 @@
+//! What comm-ofi does for the AM layer (see `am_seam`): installing it, the
+//! receive side (polling the receive CQ, the multi-receive threshold), and
+//! sends from any thread or from the AM progress thread.
+
+use super::*;
+
+impl Comm {
+    /// Installs the AM layer (see [`crate::am_seam`]): proofs of native-AMO
+    /// visibility and atomics on other locales' words for CPU-route types.
+    /// Later calls are ignored.
+    pub fn install_am_layer(&self, layer: Arc<dyn AmLayer>) {
+        let _ = self.am_layer.set(layer);
+    }
+
+    /// The calls only an AM layer makes (see [`crate::am_seam::AmPort`]).
+    pub fn am_port(&self) -> AmPort<'_> {
+        AmPort { comm: self }
+    }
+
+    /// Whether the weakening `w` (test-only, `PGAS_MCM_WEAKEN`) is in force:
+    /// the layers above re-open the hole it names.
+    #[doc(hidden)]
+    pub fn is_weakened(&self, w: mcm::Weakening) -> bool {
+        self.selector.is_weakened(w)
+    }
+
+    /// Reads receive-side completions (and drives progress for RMA
+    /// targeting this locale). Waits up to `timeout_ms` on blocking CQs.
+    pub(crate) fn poll_rx(
+        &self,
+        buf: &mut [CqEntry],
+        timeout_ms: i32,
+    ) -> std::result::Result<usize, crate::ofi::CqError> {
+        let _g = self.rx_serial.as_ref().map(|l| l.lock());
+        self.rx_ep.rx_cq().read(buf, timeout_ms)
+    }
+
+    /// Posts a multi-receive landing zone on the receive endpoint, retrying
+    /// while the provider says `-FI_EAGAIN`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must lie in the registered heap and stay reserved for
+    /// the provider until it reports the buffer retired (`FI_MULTI_RECV`).
+    pub(crate) unsafe fn post_landing_zone(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        context: usize,
+    ) -> Result<()> {
+        let desc = if self.prov.mr_mode & sys::FI_MR_LOCAL != 0 {
+            self.mr.desc()
+        } else {
+            std::ptr::null_mut()
+        };
+        loop {
+            let ret = {
+                let _g = self.rx_serial.as_ref().map(|l| l.lock());
+                // SAFETY: forwarded from the caller's guarantee.
+                unsafe {
+                    self.rx_ep
+                        .post_multi_recv(buf, len, desc, context as *mut std::ffi::c_void)
+                }
+            };
+            if ret == -(sys::FI_EAGAIN as isize) {
+                let mut b = [CqEntry::default(); 1];
+                let _ = self.poll_rx(&mut b[..0], 0);
+                std::thread::yield_now();
+                continue;
+            }
+            return crate::error::check("fi_recvmsg(FI_MULTI_RECV)", ret as i64)
+                .map_err(Error::Ofi);
+        }
+    }
+
+    /// Sets `FI_OPT_MIN_MULTI_RECV` on the receive endpoint.
+    pub(crate) fn set_min_multi_recv(&self, bytes: usize) -> Result<()> {
+        self.rx_ep
+            .set_opt_usize(sys::FI_OPT_MIN_MULTI_RECV as i32, bytes)
+            .map_err(Error::Ofi)
+    }
+
+    /// Sends the AM request `msg` to `target`'s receive endpoint through the
+    /// MCM selector (which first makes the caller's stores visible as the
+    /// mode says) and waits for local completion (the buffer may be reused
+    /// on return). `msg` must lie in the registered heap when the provider
+    /// needs `FI_MR_LOCAL`.
+    pub(crate) fn send(&self, target: Locale, msg: &[u8]) -> Result<()> {
+        self.check_locale(target)?;
+        // A mapped target's poller may sleep on its doorbell: ring before
+        // (it wakes while we send; providers whose send completes only once
+        // the target progressed need that) and after (the sleeper's check).
+        self.mapped.ring(target);
+        // Our stores to mapped heaps before the message (no instruction on
+        // x86; a barrier on weakly ordered CPUs).
+        std::sync::atomic::fence(Ordering::Release);
+        self.with_ctx(|ctx| {
+            let local = LocalBuf {
+                ptr: msg.as_ptr() as *mut u8,
+                len: msg.len(),
+                desc: self.local_desc(ctx, msg.as_ptr(), msg.len()),
+            };
+            self.selector.send(ctx, target as usize, SendOp { local })
+        })
+        .map_err(peer_err("active message", msg.len(), target))?;
+        self.mapped.ring(target);
+        Ok(())
+    }
+
+    /// Sends a short message (at most the provider's inject size) from the
+    /// AM progress thread without waiting for it to complete: with
+    /// providers whose send completion needs the peer's progress thread
+    /// (udp;ofi_rxd acknowledges in software), two progress threads waiting
+    /// on each other's sends would hang. Returns `Ok(false)` if the
+    /// transmit queue is full (nothing sent; try again after receiving).
+    /// Bypasses the MCM selector: the progress thread issues no stores.
+    pub(crate) fn send_from_progress(&self, target: Locale, msg: &[u8]) -> Result<bool> {
+        self.check_locale(target)?;
+        if msg.len() > self.prov.inject_size {
+            return Err(Error::InvalidSize {
+                what: "message sent from the progress thread",
+                size: msg.len(),
+                reason: format!(
+                    "the inject size of {} is {}",
+                    self.prov.name, self.prov.inject_size
+                ),
+            });
+        }
+        if !self.is_progress_thread() {
+            return Err(Error::Unsupported(
+                "send_from_progress called outside the AM progress thread".into(),
+            ));
+        }
+        let mut ctx = self.contexts.lock(PROGRESS_CTX);
+        match ctx.inject_send(target as usize, msg) {
+            Ok(()) => {
+                self.mapped.ring(target);
+                Ok(true)
+            }
+            Err(Error::WouldBlock { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Reaps completions of [`Comm::send_from_progress`] without waiting.
+    pub(crate) fn reap_progress_sends(&self) -> Result<()> {
+        self.contexts
+            .lock(PROGRESS_CTX)
+            .progress_nowait()
+            .map(|_| ())
+    }
+
+    pub(super) fn is_progress_thread(&self) -> bool {
+        let me = self as *const Comm as usize;
+        BOUND_CTX.with(|b| b.get() == Some((me, PROGRESS_CTX)))
+    }
+}

@@ -1,0 +1,102 @@
+//! The MCM boundaries comm-ofi offers the layers above (force visible, task
+//! create/end, on-statement start/end, before an AM's 'done'), and the
+//! barrier and finalize built on them.
+
+use super::*;
+
+impl Comm {
+    /// The MCM boundary on the calling thread's transmit context: every
+    /// store it issued (PUTs, non-fetching AMOs, native or postponed via AM)
+    /// becomes visible at its target before this returns, and every
+    /// non-blocking GET it issued has completed.
+    pub fn force_visible(&self) -> Result<()> {
+        self.mapped_boundary();
+        self.with_ctx_settled(Settle::All, |ctx| self.selector.force_visible(ctx))?;
+        FABRIC_DIRTY.with(|f| f.set(false));
+        Ok(())
+    }
+
+    /// The boundary's part for the mapped path: the calling CPU's stores to
+    /// mapped heaps are globally visible (its store buffer drained) before
+    /// anything after the boundary (docs/mcm.md, "The mapped path").
+    #[inline]
+    pub(crate) fn mapped_boundary(&self) {
+        if self.mapped.in_use() {
+            std::sync::atomic::fence(Ordering::SeqCst);
+        }
+    }
+
+    /// Whether the calling thread may have fabric stores or postponed AMOs
+    /// on its context (see `FABRIC_DIRTY`).
+    #[inline]
+    pub(crate) fn fabric_dirty(&self) -> bool {
+        FABRIC_DIRTY.with(|f| f.get())
+    }
+
+    /// The boundary on every transmit context of this locale (barrier,
+    /// finalize): what any thread stored before is visible after it. (The
+    /// caller's postponed AMOs are awaited; other threads' tasks awaited
+    /// theirs when they ended.)
+    pub fn force_visible_all(&self) -> Result<()> {
+        self.mapped_boundary();
+        let mut first_err = self.settle_postponed(Settle::All).err();
+        self.contexts.for_each(|c| {
+            if let Err(e) = self.selector.force_visible(c) {
+                first_err.get_or_insert(e);
+            }
+        });
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Boundary hook: a task is about to create a child task, which must see
+    /// every store the creator issued.
+    pub fn task_create(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Boundary hook: the calling task ends; whoever joins it must see its stores.
+    pub fn task_end(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Boundary hook: an on-statement body starts on this locale.
+    pub fn on_start(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Boundary hook: an on-statement body ends; its initiator must see its stores.
+    pub fn on_end(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Boundary hook: the AM handler is about to report 'done' for a request.
+    pub fn before_done(&self) -> Result<()> {
+        self.force_visible()
+    }
+
+    /// Job-wide barrier; every store issued before it is visible after it.
+    pub fn barrier(&self) -> Result<()> {
+        self.force_visible_all()?;
+        self.oob.barrier()?;
+        Ok(())
+    }
+
+    /// Orderly shutdown: barrier, stop progress. Idempotent.
+    pub fn finalize(&self) -> Result<()> {
+        if self.finalized.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let r = self.barrier();
+        self.stop_progress();
+        r?;
+        Ok(self.oob.finalized()?)
+    }
+
+    pub(crate) fn stop_progress(&self) {
+        self.stop.store(true, Ordering::Release);
+        self.mapped.ring_self();
+        if let Some(h) = self.progress.lock().take() {
+            let _ = h.join();
+        }
+    }
+}

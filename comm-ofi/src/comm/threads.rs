@@ -1,0 +1,234 @@
+//! Which transmit context a thread uses: bound (workers, AM threads, threads
+//! that call `bind_thread`) or shared per operation, and the settling of
+//! postponed AMOs before an operation runs on it. Also the accessors of the
+//! mapped path that the AM layer and pollers ask for.
+
+use super::*;
+
+impl Comm {
+    /// The calling thread's transmit context: its own when it is bound,
+    /// otherwise one of the shared ones (locked; a free one if any).
+    pub(crate) fn ctx(&self) -> MutexGuard<'_, TxContext> {
+        match self.bound_index() {
+            Some(i) => self.contexts.lock(i),
+            None => self.contexts.shared(SHARED_HINT.with(|h| h.get())),
+        }
+    }
+
+    /// The calling thread's own context, if it claimed one.
+    pub(super) fn bound_index(&self) -> Option<usize> {
+        let me = self as *const Comm as usize;
+        BOUND_CTX.with(|b| match b.get() {
+            Some((owner, i)) if owner == me => Some(i),
+            _ => None,
+        })
+    }
+
+    /// Runs `f` on the caller's context; an unbound context is released
+    /// (its dangling stores forced visible) before another thread may take it.
+    pub(super) fn with_ctx<R>(&self, f: impl FnOnce(&mut TxContext) -> Result<R>) -> Result<R> {
+        self.with_ctx_settled(Settle::Nothing, f)
+    }
+
+    /// [`Comm::with_ctx`], after the caller's postponed AMOs that `settle`
+    /// names have been awaited (with the lock released meanwhile: awaiting
+    /// may run other tasks on this thread). One emptiness test when nothing
+    /// is postponed.
+    pub(crate) fn with_ctx_settled<R>(
+        &self,
+        settle: Settle,
+        f: impl FnOnce(&mut TxContext) -> Result<R>,
+    ) -> Result<R> {
+        let Some(i) = self.bound_index() else {
+            // A shared context: held for this operation only, released
+            // (the holder's stores forced visible) before it changes hands.
+            if settle != Settle::Nothing {
+                self.settle_postponed(settle)?;
+            }
+            return self
+                .contexts
+                .with_shared(SHARED_HINT.with(|h| h.get()), f, |ctx| {
+                    self.selector.release(ctx)
+                });
+        };
+        let mut ctx = self.contexts.lock(i);
+        if settle.applies(&ctx.postponed) {
+            let list = std::mem::take(&mut ctx.postponed);
+            drop(ctx);
+            self.await_postponed(list)?;
+            ctx = self.contexts.lock(i);
+        }
+        f(&mut ctx)
+    }
+
+    /// Drives progress on the calling thread's transmit context without
+    /// waiting (reaps completions). A thread that waits for something a peer
+    /// will do in answer to its own injected operations must call this in
+    /// its wait loop: on providers with manual progress (tcp;ofi_rxm,
+    /// udp;ofi_rxd) an injected PUT may sit in the endpoint until its owner
+    /// reads the CQ.
+    pub fn progress(&self) -> Result<()> {
+        match self.bound_index() {
+            Some(i) => {
+                self.contexts.lock(i).drive()?;
+            }
+            None => {
+                for &i in self.contexts.shared_indices() {
+                    if let Some(mut c) = self.contexts.try_lock(i) {
+                        c.drive()?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Binds the calling thread to worker context `worker` for the rest of
+    /// the run (the runtime shim calls this once in each worker thread).
+    /// Fails when the worker number is outside the table or already taken.
+    pub fn bind_worker(&self, worker: usize) -> Result<()> {
+        let workers = self.cfg.num_workers;
+        if worker >= workers {
+            return Err(Error::InvalidSize {
+                what: "worker number",
+                size: worker,
+                reason: format!("PGAS_NUM_WORKERS is {workers}"),
+            });
+        }
+        if !self.layout.workers_bound {
+            SHARED_HINT.with(|h| h.set(worker));
+            return Ok(());
+        }
+        self.bind_index(self.layout.first_worker + worker)
+    }
+
+    /// Binds the calling thread to AM-handler context `handler`.
+    pub(crate) fn bind_am_handler(&self, handler: usize) -> Result<()> {
+        if handler >= self.cfg.am_handlers {
+            return Err(Error::InvalidSize {
+                what: "AM handler number",
+                size: handler,
+                reason: format!("PGAS_AM_HANDLERS is {}", self.cfg.am_handlers),
+            });
+        }
+        self.bind_index(FIRST_HANDLER_CTX + handler)
+    }
+
+    /// Binds the calling thread (the AM layer's progress thread) to the
+    /// progress context. Whatever it sends must never wait on a proof.
+    ///
+    /// Its sends fail with [`Error::WouldBlock`] instead of waiting for room
+    /// in a full transmit queue: a peer's queue drains only while its own
+    /// progress thread receives, so two progress threads waiting on each
+    /// other's queues would hang.
+    pub(crate) fn bind_progress_thread(&self) -> Result<()> {
+        self.bind_index(PROGRESS_CTX)?;
+        self.contexts.lock(PROGRESS_CTX).set_fail_fast();
+        Ok(())
+    }
+
+    pub(super) fn bind_index(&self, idx: usize) -> Result<()> {
+        if self.contexts.claim(idx).is_err() {
+            return Err(Error::Unsupported(format!(
+                "transmit context {idx} is already bound to another thread"
+            )));
+        }
+        self.contexts.lock(idx).bind();
+        let me = self as *const Comm as usize;
+        BOUND_CTX.with(|b| b.set(Some((me, idx))));
+        Ok(())
+    }
+
+    /// Binds the calling thread to a transmit context of its own for as long
+    /// as it runs (or until [`Comm::unbind_thread`]): the main thread, or a
+    /// runtime's own threads, then pay what a worker pays per operation
+    /// instead of taking a shared context and forcing its stores visible
+    /// after each one. `Ok(false)`: no context left
+    /// (`PGAS_THREAD_CONTEXTS`, or the provider's endpoints): the thread
+    /// stays unbound, which is correct, only slower. Already bound: `Ok(true)`.
+    pub fn bind_thread(&self) -> Result<bool> {
+        if self.thread_is_bound() {
+            return Ok(true);
+        }
+        for idx in self.layout.threads.clone() {
+            if self.contexts.claim(idx).is_ok() {
+                self.contexts.lock(idx).bind();
+                let me = self as *const Comm as usize;
+                BOUND_CTX.with(|b| b.set(Some((me, idx))));
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Gives back the context of [`Comm::bind_thread`]: the thread's stores
+    /// are forced visible and its operations completed first (a boundary,
+    /// like a task end), then another thread may bind it. Does nothing on an
+    /// unbound thread; workers and AM threads keep theirs for life (an error).
+    pub fn unbind_thread(&self) -> Result<()> {
+        let me = self as *const Comm as usize;
+        let idx = match BOUND_CTX.with(|b| b.get()) {
+            Some((owner, i)) if owner == me => i,
+            _ => return Ok(()),
+        };
+        if !self.layout.threads.contains(&idx) {
+            return Err(Error::Unsupported(format!(
+                "transmit context {idx} belongs to a worker or AM thread for the whole run; only \
+                 contexts taken with bind_thread can be given back"
+            )));
+        }
+        self.settle_postponed(Settle::All)?;
+        self.mapped_boundary();
+        let mut ctx = self.contexts.lock(idx);
+        let r = self
+            .selector
+            .force_visible(&mut ctx)
+            .and_then(|()| ctx.wait_local());
+        ctx.unbind();
+        drop(ctx);
+        BOUND_CTX.with(|b| b.set(None));
+        FABRIC_DIRTY.with(|f| f.set(false));
+        self.contexts.unclaim(idx);
+        r
+    }
+
+    /// Whether threads get transmit contexts of their own.
+    pub fn is_bound(&self) -> bool {
+        self.bound
+    }
+
+    /// Contexts for threads that call [`Comm::bind_thread`].
+    pub fn thread_contexts(&self) -> usize {
+        self.layout.threads.len()
+    }
+
+    /// The intra-node mapped path of this locale.
+    pub fn mapped(&self) -> &Mapped {
+        &self.mapped
+    }
+
+    /// Where the locales of the job live (co-located ones share the cores).
+    pub fn hosts(&self) -> &HostLayout {
+        &self.hosts
+    }
+
+    /// The address in this process of `len` bytes at `at`, if this locale
+    /// reaches that heap by mapping (its own heap included): the AM layer
+    /// writes replies into a mapped initiator's done slot with it.
+    #[inline]
+    pub fn mapped_ptr(&self, at: GlobalAddr, len: usize) -> Option<*mut u8> {
+        self.mapped.translate(at.locale, at.addr, len)
+    }
+
+    /// How a receive poller (comm-ofi's progress thread, the AM poller)
+    /// behaves when idle.
+    pub fn idle_policy(&self) -> IdlePolicy {
+        IdlePolicy::new(&self.cfg, &self.prov, &self.mapped)
+    }
+
+    /// Whether the calling thread owns a transmit context for the run.
+    pub fn thread_is_bound(&self) -> bool {
+        let me = self as *const Comm as usize;
+        BOUND_CTX.with(|b| matches!(b.get(), Some((owner, _)) if owner == me))
+    }
+}

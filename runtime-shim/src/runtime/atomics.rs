@@ -1,0 +1,308 @@
+//! Atomics through the public API: [`AtomicOp`], [`AtomicRef`] and the raw
+//! entry points (ordered, unordered); routing and ordering are comm-ofi's
+//! (`comm_ofi::atomics`).
+
+use super::*;
+
+/// An atomic operation (the C ABI's op codes are their positions, `Read` = 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    /// Read (fetches).
+    Read,
+    /// Write.
+    Write,
+    /// Exchange (fetches).
+    Xchg,
+    /// Compare-and-exchange (fetches).
+    Cmpxchg,
+    /// Add.
+    Add,
+    /// Subtract (add of the negation).
+    Sub,
+    /// Bitwise and (integers).
+    And,
+    /// Bitwise or (integers).
+    Or,
+    /// Bitwise xor (integers).
+    Xor,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+}
+
+impl AtomicOp {
+    /// Every op, in code order.
+    pub const ALL: [AtomicOp; 11] = [
+        AtomicOp::Read,
+        AtomicOp::Write,
+        AtomicOp::Xchg,
+        AtomicOp::Cmpxchg,
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Min,
+        AtomicOp::Max,
+    ];
+
+    /// Whether the op always returns the old value.
+    pub fn always_fetches(self) -> bool {
+        matches!(self, AtomicOp::Read | AtomicOp::Xchg | AtomicOp::Cmpxchg)
+    }
+
+    /// The comm layer's op and whether it fetches.
+    pub(super) fn lower(self, fetch: bool) -> (AmoOp, bool) {
+        match self {
+            AtomicOp::Read => (AmoOp::Read, true),
+            AtomicOp::Write => (AmoOp::Write, false),
+            AtomicOp::Xchg => (AmoOp::Write, true),
+            AtomicOp::Cmpxchg => (AmoOp::CompareSwap, true),
+            AtomicOp::Add | AtomicOp::Sub => (AmoOp::Add, fetch),
+            AtomicOp::And => (AmoOp::And, fetch),
+            AtomicOp::Or => (AmoOp::Or, fetch),
+            AtomicOp::Xor => (AmoOp::Xor, fetch),
+            AtomicOp::Min => (AmoOp::Min, fetch),
+            AtomicOp::Max => (AmoOp::Max, fetch),
+        }
+    }
+}
+
+/// `-x` on the bits of a `ty` value (wrapping for integers, sign flip for floats).
+pub(super) fn negate_bits(ty: AmoType, bits: u64) -> u64 {
+    match ty {
+        AmoType::F32 => bits ^ 0x8000_0000,
+        AmoType::F64 => bits ^ (1 << 63),
+        _ => {
+            let mask = if ty.size() == 8 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * ty.size())) - 1
+            };
+            bits.wrapping_neg() & mask
+        }
+    }
+}
+
+/// A remote atomic word: the atomics of [`Runtime::atomic`].
+#[derive(Debug, Clone, Copy)]
+pub struct AtomicRef<'a, T> {
+    rt: &'a Runtime,
+    ptr: GlobalPtr<T>,
+}
+
+impl<'r, T: Atom> AtomicRef<'r, T> {
+    /// The runtime it belongs to.
+    pub(crate) fn rt(&self) -> &'r Runtime {
+        self.rt
+    }
+
+    /// The word.
+    pub fn ptr(&self) -> GlobalPtr<T> {
+        self.ptr
+    }
+
+    pub(super) fn op(&self, op: AtomicOp, fetch: bool, v: T, cmp: T) -> Result<T> {
+        let bits = self.rt.amo_bits(
+            self.ptr.global_addr(),
+            T::TYPE,
+            op,
+            fetch,
+            v.to_bits64(),
+            cmp.to_bits64(),
+        )?;
+        Ok(T::from_bits64(bits))
+    }
+    pub(super) fn unordered(&self, op: AtomicOp, v: T) -> Result<()> {
+        self.rt
+            .amo_unordered_bits(self.ptr.global_addr(), T::TYPE, op, v.to_bits64())
+    }
+
+    /// Atomic read.
+    pub fn read(&self) -> Result<T> {
+        self.op(AtomicOp::Read, true, T::from_bits64(0), T::from_bits64(0))
+    }
+    /// Atomic write.
+    pub fn write(&self, v: T) -> Result<()> {
+        self.op(AtomicOp::Write, false, v, v).map(|_| ())
+    }
+    /// Atomic exchange: stores `v`, returns the old value.
+    pub fn exchange(&self, v: T) -> Result<T> {
+        self.op(AtomicOp::Xchg, true, v, v)
+    }
+    /// Compare-and-exchange: stores `new` if the value equals `current`.
+    /// `Ok(Ok(old))` when it did, `Ok(Err(actual))` when it did not.
+    pub fn compare_exchange(&self, current: T, new: T) -> Result<std::result::Result<T, T>> {
+        let old = self.op(AtomicOp::Cmpxchg, true, new, current)?;
+        Ok(if old == current { Ok(old) } else { Err(old) })
+    }
+    /// Adds `v`.
+    pub fn add(&self, v: T) -> Result<()> {
+        self.op(AtomicOp::Add, false, v, v).map(|_| ())
+    }
+    /// Adds `v`, returns the old value.
+    pub fn fetch_add(&self, v: T) -> Result<T> {
+        self.op(AtomicOp::Add, true, v, v)
+    }
+    /// Subtracts `v`.
+    pub fn sub(&self, v: T) -> Result<()> {
+        self.op(AtomicOp::Sub, false, v, v).map(|_| ())
+    }
+    /// Subtracts `v`, returns the old value.
+    pub fn fetch_sub(&self, v: T) -> Result<T> {
+        self.op(AtomicOp::Sub, true, v, v)
+    }
+    /// Stores the minimum of the value and `v`.
+    pub fn min(&self, v: T) -> Result<()> {
+        self.op(AtomicOp::Min, false, v, v).map(|_| ())
+    }
+    /// Minimum, returns the old value.
+    pub fn fetch_min(&self, v: T) -> Result<T> {
+        self.op(AtomicOp::Min, true, v, v)
+    }
+    /// Stores the maximum of the value and `v`.
+    pub fn max(&self, v: T) -> Result<()> {
+        self.op(AtomicOp::Max, false, v, v).map(|_| ())
+    }
+    /// Maximum, returns the old value.
+    pub fn fetch_max(&self, v: T) -> Result<T> {
+        self.op(AtomicOp::Max, true, v, v)
+    }
+    /// Unordered add: buffered, done by the task's next unordered fence (or its end).
+    pub fn add_unordered(&self, v: T) -> Result<()> {
+        self.unordered(AtomicOp::Add, v)
+    }
+    /// Unordered subtract.
+    pub fn sub_unordered(&self, v: T) -> Result<()> {
+        self.unordered(AtomicOp::Sub, v)
+    }
+    /// Unordered minimum.
+    pub fn min_unordered(&self, v: T) -> Result<()> {
+        self.unordered(AtomicOp::Min, v)
+    }
+    /// Unordered maximum.
+    pub fn max_unordered(&self, v: T) -> Result<()> {
+        self.unordered(AtomicOp::Max, v)
+    }
+}
+
+impl<T: AtomInt> AtomicRef<'_, T> {
+    /// Bitwise and.
+    pub fn and(&self, v: T) -> Result<()> {
+        self.op(AtomicOp::And, false, v, v).map(|_| ())
+    }
+    /// Bitwise and, returns the old value.
+    pub fn fetch_and(&self, v: T) -> Result<T> {
+        self.op(AtomicOp::And, true, v, v)
+    }
+    /// Bitwise or.
+    pub fn or(&self, v: T) -> Result<()> {
+        self.op(AtomicOp::Or, false, v, v).map(|_| ())
+    }
+    /// Bitwise or, returns the old value.
+    pub fn fetch_or(&self, v: T) -> Result<T> {
+        self.op(AtomicOp::Or, true, v, v)
+    }
+    /// Bitwise xor.
+    pub fn xor(&self, v: T) -> Result<()> {
+        self.op(AtomicOp::Xor, false, v, v).map(|_| ())
+    }
+    /// Bitwise xor, returns the old value.
+    pub fn fetch_xor(&self, v: T) -> Result<T> {
+        self.op(AtomicOp::Xor, true, v, v)
+    }
+    /// Unordered and.
+    pub fn and_unordered(&self, v: T) -> Result<()> {
+        self.unordered(AtomicOp::And, v)
+    }
+    /// Unordered or.
+    pub fn or_unordered(&self, v: T) -> Result<()> {
+        self.unordered(AtomicOp::Or, v)
+    }
+    /// Unordered xor.
+    pub fn xor_unordered(&self, v: T) -> Result<()> {
+        self.unordered(AtomicOp::Xor, v)
+    }
+}
+
+impl Runtime {
+    /// The atomics on the word at `ptr`.
+    pub fn atomic<T: Atom>(&self, ptr: GlobalPtr<T>) -> AtomicRef<'_, T> {
+        AtomicRef { rt: self, ptr }
+    }
+
+    /// An atomic on raw bits (the C ABI and generic callers): `operand` and
+    /// `compare` carry the value's bits in their low bytes; returns the old
+    /// value's bits when the op fetches (else 0).
+    pub fn amo_bits(
+        &self,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AtomicOp,
+        fetch: bool,
+        operand: u64,
+        compare: u64,
+    ) -> Result<u64> {
+        self.check_open()?;
+        let (aop, fetch) = op.lower(fetch);
+        if !comm_ofi::cpu_amo::valid(ty, aop) {
+            return Err(Error::BadAtomic { ty, op: aop });
+        }
+        self.check_live("atomic", target, ty.size())?;
+        let operand = if op == AtomicOp::Sub {
+            negate_bits(ty, operand)
+        } else {
+            operand
+        };
+        // The comm layer owns routing and ordering (comm_ofi::atomics).
+        Ok(self
+            .comm
+            .amo(target, ty, aop, operand, compare, fetch)
+            .map(|old| if fetch { old } else { 0 })?)
+    }
+
+    /// An unordered (buffered, non-fetching) atomic on raw bits. On a word
+    /// mapped here it is a CPU atomic done at once (unordered semantics
+    /// allow any time before the fence); otherwise it is buffered and sent
+    /// with the others to the same locale at the fence.
+    pub fn amo_unordered_bits(
+        &self,
+        target: GlobalAddr,
+        ty: AmoType,
+        op: AtomicOp,
+        operand: u64,
+    ) -> Result<()> {
+        self.check_open()?;
+        let (aop, _) = op.lower(false);
+        if op.always_fetches() || op == AtomicOp::Write {
+            return Err(Error::AtomicUse(format!(
+                "{op:?} has no unordered form (add, sub, and, or, xor, min, max do)"
+            )));
+        }
+        if !comm_ofi::cpu_amo::valid(ty, aop) {
+            return Err(Error::BadAtomic { ty, op: aop });
+        }
+        // The heap range and alignment now, so that a bad address is this
+        // call's error rather than the later fence's.
+        self.comm.check_atomic_target(target, ty)?;
+        self.check_live("unordered atomic", target, ty.size())?;
+        let operand = if op == AtomicOp::Sub {
+            negate_bits(ty, operand)
+        } else {
+            operand
+        };
+        if self.comm.amo_unordered_here(target, ty, aop, operand)? {
+            return Ok(());
+        }
+        if unordered::push(unordered::Op::Amo {
+            target,
+            ty,
+            op: aop,
+            operand,
+        }) {
+            self.unordered_fence()?;
+        }
+        Ok(())
+    }
+}
