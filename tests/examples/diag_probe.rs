@@ -9,22 +9,11 @@
 //! delivery-complete. Then: nothing is counted while stopped, the gathered
 //! counts agree with each locale's own, reset zeroes them.
 
+use pgas_tests::{check, e};
 use runtime_shim::diagnostics::CommCounts;
 use std::process::ExitCode;
 
 type R<T = ()> = Result<T, String>;
-
-macro_rules! check {
-    ($c:expr, $($f:tt)*) => {
-        if !$c {
-            return Err(format!($($f)*));
-        }
-    };
-}
-
-fn e<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
-    move |err| format!("{what}: {err}")
-}
 
 fn arg(name: &str) -> String {
     std::env::args()

@@ -27,19 +27,12 @@
 //! (without it: the same PUT silently overwrites the neighbour, the negative
 //! control), `ok` (start, a few operations, finalize).
 
+use pgas_tests::check;
 use runtime_shim::{fn_id, pod, Builder, Error, FnId, GlobalPtr, Runtime};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 type R<T = ()> = Result<T, String>;
-
-macro_rules! check {
-    ($cond:expr, $($fmt:tt)+) => {
-        if !$cond {
-            return Err(format!("{} (line {})", format!($($fmt)+), line!()));
-        }
-    };
-}
 
 const INC: FnId = fn_id("fault.inc");
 const BIG: FnId = fn_id("fault.big");

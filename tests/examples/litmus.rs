@@ -29,6 +29,7 @@
 
 use amhandler::{Am, FnId, Options, Registry};
 use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr};
+use pgas_tests::e;
 use pgas_tests::litmus_oracle::{self, amo_count_label, outcome_of};
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
@@ -37,10 +38,6 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 type R<T = ()> = Result<T, String>;
-
-fn e<E: std::fmt::Display>(what: &str) -> impl Fn(E) -> String + '_ {
-    move |err| format!("{what}: {err}")
-}
 
 // ---------------------------------------------------------------------------
 // Tests and instances

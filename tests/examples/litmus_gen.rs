@@ -30,6 +30,7 @@
 //! for splitting a family over cells), `LITMUS_GEN_MATCH` (only programs
 //! whose text contains this).
 
+use pgas_tests::e;
 use pgas_tests::litmus_gen::{generate, OnKind, Program, Size, Step, ThreadKind, LOCALES};
 use runtime_shim::{Builder, Dist, FnId, GlobalAddr, GlobalPtr, NbGet, NbPut, OnCtx, Runtime};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -39,10 +40,6 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 type R<T = ()> = Result<T, String>;
-
-fn e<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
-    move |err| format!("{what}: {err}")
-}
 
 /// Words a program may have, and threads whose registers a locale reports.
 const MAX_WORDS: usize = 8;

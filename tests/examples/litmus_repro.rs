@@ -19,13 +19,10 @@
 //! the iteration.
 
 use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr};
+use pgas_tests::e;
 use std::process::ExitCode;
 
 type R<T = ()> = Result<T, String>;
-
-fn e<E: std::fmt::Display>(what: &str) -> impl Fn(E) -> String + '_ {
-    move |err| format!("{what}: {err}")
-}
 
 fn run() -> R<String> {
     let comm = Comm::init().map_err(e("init"))?;

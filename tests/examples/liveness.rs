@@ -20,14 +20,11 @@
 //! * `forget-nb`: `mem::forget` of non-blocking GET/PUT handles in safe
 //!   code, then fresh allocations that the leaked transfers must not touch.
 
+use pgas_tests::e;
 use runtime_shim::{Builder, Runtime};
 use std::process::ExitCode;
 
 type R<T = ()> = Result<T, String>;
-
-fn e<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
-    move |err| format!("{what}: {err}")
-}
 
 fn barrier_in_task(rt: &'static Runtime, rounds: u64) -> R {
     let n = rt.num_locales();

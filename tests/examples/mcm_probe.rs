@@ -24,15 +24,12 @@
 
 use amhandler::{Am, Options, Registry};
 use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr};
+use pgas_tests::e;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 type R<T = ()> = Result<T, String>;
-
-fn e<E: std::fmt::Display>(what: &str) -> impl Fn(E) -> String + '_ {
-    move |err| format!("{what}: {err}")
-}
 
 /// The word at `addr` of this locale's heap.
 fn word(addr: u64) -> &'static AtomicU64 {

@@ -6,22 +6,11 @@
 //! guarding a plain counter against 4 tasks per locale, typed on-statements
 //! (feature `serde`), and bad input.
 
+use pgas_tests::{check, e};
 use runtime_shim::{Cmp, Error, GlobalLock, GlobalPtr, SignalOp};
 use std::process::ExitCode;
 
 type R<T = ()> = Result<T, String>;
-
-macro_rules! check {
-    ($c:expr, $($f:tt)*) => {
-        if !$c {
-            return Err(format!($($f)*));
-        }
-    };
-}
-
-fn e<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
-    move |err| format!("{what}: {err}")
-}
 
 const ROUNDS: u64 = 50;
 

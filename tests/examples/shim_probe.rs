@@ -13,6 +13,7 @@
 //! barrier visibility, broadcast small/large), `bad` (bad input returns
 //! errors naming the value), `all` (all of them).
 
+use pgas_tests::check;
 use runtime_shim::{
     fn_id, pod, AmoType, Atom, AtomInt, AtomicOp, Builder, Dist, Error, FnId, GlobalPtr, Runtime,
 };
@@ -21,14 +22,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 type R<T = ()> = Result<T, String>;
-
-macro_rules! check {
-    ($cond:expr, $($fmt:tt)+) => {
-        if !$cond {
-            return Err(format!("{} (line {})", format!($($fmt)+), line!()));
-        }
-    };
-}
 
 fn e<E: std::fmt::Display>(e: E) -> String {
     e.to_string()

@@ -9,22 +9,11 @@
 //! hold its copy fails on every member and the team stays usable; bad input
 //! is an error naming it (rank, bitwise op on floats, unequal fcollect).
 
+use pgas_tests::{check, e};
 use runtime_shim::{Error, ReduceOp, Team, TEAM_INLINE};
 use std::process::ExitCode;
 
 type R<T = ()> = Result<T, String>;
-
-macro_rules! check {
-    ($c:expr, $($f:tt)*) => {
-        if !$c {
-            return Err(format!($($f)*));
-        }
-    };
-}
-
-fn e<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
-    move |err| format!("{what}: {err}")
-}
 
 fn collectives(t: &Team, tag: &str) -> R {
     let n = t.size();

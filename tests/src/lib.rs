@@ -9,6 +9,24 @@ pub mod litmus_gen;
 pub mod litmus_oracle;
 pub mod litmus_report;
 
+/// For the probe programs (`tests/examples`): returns
+/// `Err("<message> (line N)")` from the enclosing function unless the
+/// condition holds.
+#[macro_export]
+macro_rules! check {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(format!("{} (line {})", format!($($fmt)+), line!()));
+        }
+    };
+}
+
+/// For the probe programs: an error mapper naming the step,
+/// `.map_err(e("alloc_all"))` -> `"alloc_all: <error>"`.
+pub fn e<E: std::fmt::Display>(what: &str) -> impl Fn(E) -> String + '_ {
+    move |err| format!("{what}: {err}")
+}
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
