@@ -85,6 +85,9 @@ struct Peer {
     heap_base: u64,
     heap_size: u64,
     key: u64,
+    /// Its registered static data (`statics`; size 0: none).
+    statics: crate::statics::StaticSegment,
+    static_key: u64,
 }
 
 /// The provider facts the data path consults.
@@ -221,6 +224,7 @@ pub struct Comm {
     stop: Arc<AtomicBool>,
     rx_ep: Arc<Endpoint>,
     _tx_mrs: Vec<Mr>,
+    _static_mr: Option<Mr>,
     mr: Mr,
     heap: Heap,
     _av: Arc<Av>,
@@ -473,6 +477,40 @@ impl Comm {
                 tx_mrs.push(m);
             }
         }
+        // The executable's static data, remotely addressable too.
+        let statics = crate::statics::executable_data();
+        let static_mr = match statics {
+            Some(seg) => {
+                // SAFETY: the executable's writable data segment is mapped
+                // for the life of the process, so it outlives the MR.
+                let m = unsafe {
+                    Mr::register(
+                        &domain,
+                        seg.base as *mut u8,
+                        seg.size as usize,
+                        access,
+                        1 << 20,
+                    )
+                };
+                match m {
+                    Ok(m) => {
+                        if endpoint_mr {
+                            m.bind_enable(&rx_ep)?;
+                        }
+                        Some(m)
+                    }
+                    Err(e) => {
+                        tracing::warn!("static data not registered (only the heap is remotely addressable): {e}");
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let own_statics = match &static_mr {
+            Some(_) => statics.unwrap_or_default(),
+            None => crate::statics::StaticSegment::default(),
+        };
         let needs_desc = prov.mr_mode & sys::FI_MR_LOCAL != 0;
         let order_dummy = heap.alloc(64, 64)?;
         let mapped_block = heap.alloc(crate::mapped::BLOCK_BYTES, 64)?;
@@ -480,14 +518,17 @@ impl Comm {
         // Exchange endpoint names and heap registrations.
         let names = oob.allgather(&rx_ep.name()?)?;
         let fi_addrs = av.insert(&names)?;
-        let mut reg = Vec::with_capacity(24);
+        let mut reg = Vec::with_capacity(48);
         reg.extend_from_slice(&heap.base_addr().to_le_bytes());
         reg.extend_from_slice(&(heap.size() as u64).to_le_bytes());
         reg.extend_from_slice(&mr.key().to_le_bytes());
+        reg.extend_from_slice(&own_statics.base.to_le_bytes());
+        reg.extend_from_slice(&own_statics.size.to_le_bytes());
+        reg.extend_from_slice(&static_mr.as_ref().map_or(0, |m| m.key()).to_le_bytes());
         let regs = oob.allgather(&reg)?;
         let mut peers = Vec::with_capacity(n as usize);
         for (i, r) in regs.iter().enumerate() {
-            if r.len() != 24 {
+            if r.len() != 48 {
                 return Err(exchange_err(format!(
                     "locale {i} sent {} registration bytes",
                     r.len()
@@ -499,6 +540,11 @@ impl Comm {
                 heap_base: w(0),
                 heap_size: w(1),
                 key: w(2),
+                statics: crate::statics::StaticSegment {
+                    base: w(3),
+                    size: w(4),
+                },
+                static_key: w(5),
             });
         }
 
@@ -602,6 +648,7 @@ impl Comm {
             stop,
             rx_ep,
             _tx_mrs: tx_mrs,
+            _static_mr: static_mr,
             mr,
             heap,
             _av: av,
@@ -748,6 +795,43 @@ impl Comm {
         ))
     }
 
+    /// The address on `locale` of the static at `local` here (the
+    /// executable's registered data, `statics`: same offset in every
+    /// locale's segment, whatever ASLR did). An address outside this
+    /// locale's registered static data is an error naming it.
+    pub fn static_addr(&self, local: u64, locale: Locale) -> Result<GlobalAddr> {
+        self.check_locale(locale)?;
+        let mine = self.peers[self.me as usize].statics;
+        if !mine.contains(local, 1) {
+            return Err(Error::Unsupported(format!(
+                "{local:#x} is not in this program's registered static data ({})",
+                if mine.size == 0 {
+                    "none is registered here".to_string()
+                } else {
+                    format!("{:#x}..{:#x}", mine.base, mine.base + mine.size)
+                }
+            )));
+        }
+        let theirs = self.peers[locale as usize].statics;
+        if theirs.size != mine.size {
+            return Err(Error::Unsupported(format!(
+                "locale {locale} registered {} bytes of static data, this one {}: not the same \
+                 program",
+                theirs.size, mine.size
+            )));
+        }
+        Ok(GlobalAddr::new(locale, theirs.base + (local - mine.base)))
+    }
+
+    /// Whether `len` bytes at `at` are registered static data of its locale
+    /// (not an allocation of its heap).
+    pub fn is_static(&self, at: GlobalAddr, len: usize) -> bool {
+        (at.locale as usize) < self.peers.len()
+            && self.peers[at.locale as usize]
+                .statics
+                .contains(at.addr, len)
+    }
+
     fn check_locale(&self, locale: Locale) -> Result<()> {
         if locale >= self.n {
             Err(Error::InvalidLocale {
@@ -772,6 +856,18 @@ impl Comm {
         let end = p.heap_base + p.heap_size;
         let inside =
             at.addr >= p.heap_base && at.addr.checked_add(len as u64).is_some_and(|e| e <= end);
+        if !inside && p.statics.contains(at.addr, len) {
+            let addr = if self.prov.mr_mode & sys::FI_MR_VIRT_ADDR != 0 {
+                at.addr
+            } else {
+                at.addr - p.statics.base
+            };
+            return Ok(RemoteBuf {
+                fi_addr: p.fi_addr,
+                addr,
+                key: p.static_key,
+            });
+        }
         if !inside {
             return Err(Error::AddressOutOfHeap {
                 locale: at.locale,

@@ -23,6 +23,7 @@ pub mod mapped;
 pub mod ofi;
 pub mod quirks;
 pub mod select;
+pub mod statics;
 pub mod sync;
 
 pub use am_seam::{AmLayer, AmPort, AmoReply, AmoRequest, PostponedAmo};

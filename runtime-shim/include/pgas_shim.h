@@ -254,6 +254,11 @@ int pgas_amo_wait(pgas_amo_handle_t *handle, void *result);
  * offset as `local` here (NULL on bad input). */
 int pgas_alloc_sym(size_t size, void **addrs);
 void *pgas_sym_addr(void *local, int32_t locale);
+/* pgas_static_addr: the address on `locale` of the static variable (global
+ * or static storage of the executable: .data / .bss) at `local` here, for
+ * PUT / GET / atomics on it (NULL on bad input, e.g. a heap or stack
+ * address). The executable's writable data is registered at init. */
+void *pgas_static_addr(const void *local, int32_t locale);
 
 /* ---- locks (MCS queue locks over atomics) ------------------------------
  * The lock word is 8 bytes of some locale's heap, made free by its owner

@@ -40,7 +40,8 @@ impl Runtime {
     /// allocation of the program on that locale (`what` names the operation
     /// in the error); a no-op otherwise.
     pub(crate) fn check_live(&self, what: &str, at: GlobalAddr, len: usize) -> Result<()> {
-        if !self.config().check || len == 0 {
+        if !self.config().check || len == 0 || self.comm().is_static(at, len) {
+            // Registered static data is always live.
             return Ok(());
         }
         self.check_locale(at.locale)?;

@@ -1679,6 +1679,24 @@ pub unsafe extern "C" fn pgas_sym_addr(local: *mut c_void, locale: i32) -> *mut 
     })
 }
 
+/// The address on `locale` of the static variable at `local` here (the
+/// program's registered `.data`/`.bss`: same offset on every locale, whatever
+/// ASLR did); NULL on bad input (see pgas_last_error).
+#[no_mangle]
+pub extern "C" fn pgas_static_addr(local: *const c_void, locale: i32) -> *mut c_void {
+    let r = (|| -> Result<*mut c_void> {
+        let rt = rt()?;
+        let l = self::locale(rt, locale)?;
+        non_null(local, "local address")?;
+        let a = rt.comm().static_addr(local as u64, l)?;
+        Ok(a.addr as *mut c_void)
+    })();
+    r.unwrap_or_else(|e| {
+        set_last_error(e.to_string());
+        std::ptr::null_mut()
+    })
+}
+
 // ------------------------------------------------------ comm diagnostics
 
 /// `pgas_comm_diags_t`: the counts, with `CommCounts`' `repr(C)` layout.

@@ -252,6 +252,21 @@ impl Runtime {
         Ok(self.comm.free(p.global_addr())?)
     }
 
+    /// A global pointer to the static variable at `local` (this program's
+    /// `.data` / `.bss`, registered at init) as it lives on `locale`: the
+    /// same offset in every locale's static data, whatever ASLR did, so
+    /// PUT / GET / atomics reach it as they reach the heap. The static must
+    /// be storage the program reads and writes only through atomics or
+    /// `UnsafeCell` (remote operations write it behind the compiler's back):
+    /// `static COUNTS: [AtomicU64; 64]` is the simple case. An address that
+    /// is not in the registered static data (the heap, a stack, a shared
+    /// library's statics) is an error naming it.
+    pub fn static_ptr<T: Pod>(&self, local: *const T, locale: Locale) -> Result<GlobalPtr<T>> {
+        self.check_open()?;
+        let a = self.comm.static_addr(local as u64, locale)?;
+        Ok(GlobalPtr::new(a.locale, a.addr))
+    }
+
     /// Collective: allocates `n` elements on every locale *at the same heap
     /// offset everywhere* (OpenSHMEM's symmetric allocation), so that a
     /// locale can compute a peer's address from its own. Zeroed. The

@@ -7,6 +7,7 @@
 #include <string.h>
 
 static int failed = 0;
+static uint64_t cwords[16]; /* .bss: remotely addressable through pgas_static_addr */
 #define CHECK(c, ...)                                   \
   do {                                                  \
     if (!(c)) {                                         \
@@ -141,6 +142,19 @@ int main(void) {
   back = *(uint64_t *)sym[me];
   CHECK(back == 77 + (uint64_t)prev, "symmetric word %llu", (unsigned long long)back);
   pgas_barrier();
+  /* static data: PUT into the next locale's .bss array */
+  {
+    uint64_t v = 500 + (uint64_t)me;
+    uint64_t *there = pgas_static_addr(&cwords[me], next);
+    CHECK(there != NULL, "pgas_static_addr");
+    CHECK(pgas_put(next, there, &v, sizeof v) == PGAS_OK, "put to a static");
+    pgas_barrier();
+    CHECK(__atomic_load_n(&cwords[prev], __ATOMIC_ACQUIRE) == 500 + (uint64_t)prev,
+          "static word from %d: %llu", prev, (unsigned long long)cwords[prev]);
+    CHECK(pgas_static_addr(sym[me], next) == NULL, "a heap address is not static data");
+    CHECK(pgas_static_addr(&cwords[0], n) == NULL, "static_addr of a bad locale");
+    pgas_barrier();
+  }
   /* comm diagnostics: exact counts of two PUTs and a GET to the next locale */
   pgas_comm_diags_t dg, dgs[16];
   CHECK(pgas_comm_diags_reset() == PGAS_OK && pgas_comm_diags_start() == PGAS_OK, "diags start");

@@ -57,6 +57,35 @@ fn comm_diagnostics_count_what_was_issued() {
     }
 }
 
+/// Static data (.data/.bss) is remotely addressable: PUT, GET and atomics on
+/// statics on every provider, on the mapped path too, and bad addresses
+/// named in the error.
+#[test]
+fn static_data_is_remotely_addressable() {
+    let cells: [(&str, &str); 5] = [
+        ("shm", "mapped"),
+        ("shm", "fabric"),
+        ("tcp;ofi_rxm", "fabric"),
+        ("udp;ofi_rxd", "fabric"),
+        ("sockets", "fabric"),
+    ];
+    for (p, path) in cells {
+        let r = launch(
+            3,
+            &example("static_probe"),
+            &[],
+            &[("PGAS_PROVIDER", p), ("PGAS_LOCAL_PATH", path)],
+            Duration::from_secs(120),
+        );
+        r.assert_ok(&format!("static_probe on {p} {path}"));
+        assert!(
+            r.stdout.contains("static_probe ok: 3 locales"),
+            "{}",
+            r.stdout
+        );
+    }
+}
+
 fn compile_c() -> PathBuf {
     let _ = pgasrun();
     let dir = target_dir();

@@ -77,16 +77,22 @@ impl Am {
         compare: u64,
         fetch: bool,
     ) -> std::result::Result<u64, String> {
-        if !self.comm.heap().contains(addr, ty.size()) {
+        let registered = self.comm.heap().contains(addr, ty.size())
+            || self
+                .comm
+                .is_static(GlobalAddr::new(self.here, addr), ty.size());
+        if !registered {
             return Err(format!(
-                "atomic target {addr:#x} (+{}) is outside the registered heap of locale {}",
+                "atomic target {addr:#x} (+{}) is outside the registered heap and static data \
+                 of locale {}",
                 ty.size(),
                 self.here
             ));
         }
         self.counters.amos.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: inside our heap and aligned (checked by apply); heap words
-        // targeted by atomics are only accessed atomically (the API contract).
+        // SAFETY: inside our heap or registered static data and aligned
+        // (checked by apply); words targeted by atomics are only accessed
+        // atomically (the API contract).
         unsafe { cpu_amo::apply(addr, ty, op, operand, compare, fetch) }
     }
 
