@@ -143,7 +143,7 @@ impl AmPort<'_> {
     }
 
     /// Sends a short message from the progress thread without ever waiting
-    /// (see [`Comm::send_from_progress`]); `Ok(false)` if the queue is full.
+    /// (see `Comm::send_from_progress`); `Ok(false)` if the queue is full.
     pub fn send_from_progress(&self, target: Locale, msg: &[u8]) -> Result<bool> {
         self.comm.send_from_progress(target, msg)
     }

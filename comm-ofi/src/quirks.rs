@@ -98,7 +98,7 @@ const FAULT_SIGNALS: [libc::c_int; 7] = [
 const EXITING_HANDLER_LIBS: [&str; 1] = ["libinfinipath"];
 
 /// Puts the default action back for fault signals whose handler lives in one
-/// of [`EXITING_HANDLER_LIBS`], so a crash is reported as the signal that
+/// of `EXITING_HANDLER_LIBS`, so a crash is reported as the signal that
 /// caused it. Handlers of the program (or of anything else) are left alone.
 /// Returns the signals reset.
 pub fn restore_default_fault_handlers() -> Vec<libc::c_int> {

@@ -45,7 +45,7 @@ study callgrind-put N                  program of scripts/callgrind-put\n  \
 study callgrind-summary N FILE_N 2N FILE_2N"
 )]
 pub struct Options {
-    /// Output folder [default: study-out/<UTC time>, linked by study-out/latest]
+    /// Output folder [default: study-out/ and the UTC time, linked by study-out/latest]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Providers to study, comma-separated (quote the ';': 'shm,tcp;ofi_rxm')

@@ -56,7 +56,7 @@ pub enum Parsed {
     Version,
 }
 
-/// Parses the arguments after argv[0]. `Err` is a one-line message for the
+/// Parses the arguments after `argv[0]`. `Err` is a one-line message for the
 /// user (exit status 2).
 pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
     let mut it = argv.into_iter();
