@@ -33,9 +33,8 @@ use crate::error::{Error, Result};
 use crate::executor::{Executor, Spawner};
 use crate::registry::Registry;
 use crate::wire::MAX_REQUEST;
-use comm_ofi::ofi::{CqEntry, WaitMode};
+use comm_ofi::ofi::{CqEntry, RecvCompletion, WaitMode};
 use comm_ofi::Comm;
-use libfabric_sys as sys;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -332,7 +331,7 @@ impl Am {
 fn step(am: &Am, st: &mut PollState, timeout: i32) -> usize {
     let k = match am.comm.am_port().poll_rx(&mut st.buf, timeout) {
         Ok(k) => k,
-        Err(e) if e.error.code == -(libc::ECANCELED as i64) => 0,
+        Err(e) if e.error.is_canceled() => 0,
         Err(e) => am.abort(&format!(
             "receiving active messages failed: {} (a request larger than the landing \
              zone's minimum free space is truncated: FI_ETRUNC)",
@@ -440,16 +439,16 @@ fn poll_loop(am: &Am) {
 /// Handles one receive completion; returns the landing-zone half to repost
 /// if the provider retired one.
 fn on_completion(am: &Am, e: &CqEntry) -> Option<usize> {
-    if e.flags & sys::FI_RECV != 0 && e.len > 0 && !e.buf.is_null() {
-        // SAFETY: the provider reports e.len bytes of a received message at
-        // e.buf inside a landing zone that stays ours until we repost it.
-        let msg = unsafe { std::slice::from_raw_parts(e.buf as *const u8, e.len) };
+    if let Some((buf, len)) = e.received() {
+        // SAFETY: the provider reports len bytes of a received message at
+        // buf inside a landing zone that stays ours until we repost it.
+        let msg = unsafe { std::slice::from_raw_parts(buf, len) };
         am.dispatch(msg);
     }
-    if e.flags & sys::FI_MULTI_RECV == 0 {
+    if !e.retires_buffer() {
         return None;
     }
-    let i = e.op_context as usize;
+    let i = e.context();
     if !(1..=2).contains(&i) {
         am.abort(&format!("landing zone completion with unknown context {i}"));
     }
@@ -470,9 +469,7 @@ fn repost(am: &Am, i: usize) -> bool {
             am.counters.lz_reposts.fetch_add(1, Ordering::Relaxed);
             true
         }
-        Err(comm_ofi::Error::Ofi(e))
-            if e.code == -(libc::ENOMEM as i64) || e.code == -(sys::FI_EAGAIN as i64) =>
-        {
+        Err(comm_ofi::Error::Ofi(e)) if e.is_try_again() => {
             tracing::debug!("landing zone half {i}: repost deferred: {e}");
             false
         }

@@ -23,6 +23,18 @@ pub struct OfiError {
 }
 
 impl OfiError {
+    /// Whether the provider asked to try again later (`-FI_EAGAIN`, or
+    /// `-ENOMEM` for a queue that is full for now, as shm answers a repost).
+    pub fn is_try_again(&self) -> bool {
+        self.code == -(sys::FI_EAGAIN as i64) || self.code == -(libc::ENOMEM as i64)
+    }
+
+    /// Whether the operation was canceled (`-FI_ECANCELED`: the endpoint is
+    /// closing).
+    pub fn is_canceled(&self) -> bool {
+        self.code == -(libc::ECANCELED as i64)
+    }
+
     /// Builds the error for a negative return code of `call`.
     pub fn from_ret(call: &'static str, ret: i64) -> Self {
         OfiError {
@@ -178,4 +190,36 @@ pub enum Error {
     /// Start-up exchange produced inconsistent data.
     #[error("start-up exchange: {0}")]
     Exchange(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ofi::{CqEntry, RecvCompletion};
+
+    #[test]
+    fn try_again_and_canceled_are_named_without_raw_codes() {
+        let again = OfiError::from_ret("fi_recvmsg", -(sys::FI_EAGAIN as i64));
+        let nomem = OfiError::from_ret("fi_recvmsg", -(libc::ENOMEM as i64));
+        let canceled = OfiError::from_ret("fi_cq_read", -(libc::ECANCELED as i64));
+        assert!(again.is_try_again() && nomem.is_try_again() && !canceled.is_try_again());
+        assert!(canceled.is_canceled() && !again.is_canceled());
+    }
+
+    #[test]
+    fn receive_completions_say_what_they_carry() {
+        let mut buf = [7u8; 4];
+        let mut e = CqEntry::default();
+        assert_eq!(e.received(), None);
+        assert!(!e.retires_buffer());
+        e.flags = sys::FI_RECV | sys::FI_MULTI_RECV;
+        e.buf = buf.as_mut_ptr() as *mut _;
+        e.len = 4;
+        e.op_context = 2 as *mut _;
+        assert_eq!(e.received(), Some((buf.as_ptr(), 4)));
+        assert!(e.retires_buffer());
+        assert_eq!(e.context(), 2);
+        e.len = 0;
+        assert_eq!(e.received(), None, "an empty completion carries no message");
+    }
 }

@@ -168,6 +168,31 @@ owned_fid!(Cq, sys::fid_cq, "cq");
 /// One completion entry (`struct fi_cq_data_entry`).
 pub type CqEntry = sys::fi_cq_data_entry;
 
+/// What a receive poller asks of a completion entry, without the flag
+/// constants of the raw bindings.
+pub trait RecvCompletion {
+    /// The bytes of a received message, if this completion is one (the
+    /// caller must read them before the buffer is reposted).
+    fn received(&self) -> Option<(*const u8, usize)>;
+    /// Whether the provider retired the multi-receive buffer with it.
+    fn retires_buffer(&self) -> bool;
+    /// The operation context given when the buffer was posted.
+    fn context(&self) -> usize;
+}
+
+impl RecvCompletion for CqEntry {
+    fn received(&self) -> Option<(*const u8, usize)> {
+        (self.flags & sys::FI_RECV != 0 && self.len > 0 && !self.buf.is_null())
+            .then_some((self.buf as *const u8, self.len))
+    }
+    fn retires_buffer(&self) -> bool {
+        self.flags & sys::FI_MULTI_RECV != 0
+    }
+    fn context(&self) -> usize {
+        self.op_context as usize
+    }
+}
+
 /// A completion error, with the provider's detail text.
 #[derive(Debug, Clone)]
 pub struct CqError {

@@ -6,5 +6,5 @@
 pub mod fid;
 pub mod info;
 
-pub use fid::{Av, Cq, CqEntry, CqError, Domain, Endpoint, Fabric, Mr, WaitMode};
+pub use fid::{Av, Cq, CqEntry, CqError, Domain, Endpoint, Fabric, Mr, RecvCompletion, WaitMode};
 pub use info::Info;
