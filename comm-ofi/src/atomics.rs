@@ -30,7 +30,7 @@
 use crate::am_seam::{AmoReply, AmoRequest, PostponedAmo};
 use crate::amo::{AmoKind, AmoOp, AmoType, NativeAtomics};
 use crate::comm::{Comm, GlobalAddr, Locale};
-use crate::ctx::AtomicOp;
+use crate::ctx::{AtomicOp, RemoteBuf};
 use crate::diag::Counter;
 use crate::error::{Error, Result};
 use mcm::Weakening;
@@ -72,6 +72,29 @@ impl AmoRoutes {
     pub fn native_types(&self) -> usize {
         self.0.iter().filter(|r| **r == AmoRoute::Native).count()
     }
+}
+
+/// An address aligned to the atomic's type.
+fn check_aligned(target: GlobalAddr, ty: AmoType) -> Result<()> {
+    if target.addr % ty.size() as u64 != 0 {
+        return Err(Error::Misaligned {
+            locale: target.locale,
+            addr: target.addr,
+            align: ty.size(),
+            what: "remote atomic",
+        });
+    }
+    Ok(())
+}
+
+/// An op defined on the type.
+fn check_op(ty: AmoType, op: AmoOp) -> Result<()> {
+    if !crate::cpu_amo::valid(ty, op) {
+        return Err(Error::Unsupported(format!(
+            "{op:?} is not defined on {ty:?}"
+        )));
+    }
+    Ok(())
 }
 
 /// What the MCM policy must know of an atomic: whether it reads, writes, both.
@@ -127,31 +150,40 @@ impl Comm {
         compare: u64,
         fetch: bool,
     ) -> Result<u64> {
-        self.check_atomic_target(target, ty)?;
-        if !crate::cpu_amo::valid(ty, op) {
-            return Err(Error::Unsupported(format!(
-                "{op:?} is not defined on {ty:?}"
-            )));
-        }
+        // Each route validates the word once (locale, range, alignment), then
+        // the op.
         match route {
-            AmoRoute::Native => self.amo_native(target, ty, op, operand, compare, fetch),
-            AmoRoute::Cpu => match self.word_here(target, ty) {
-                Some(p) => self.amo_cpu_here(p, ty, op, operand, compare, fetch),
-                None => self.amo_cpu_there(target, ty, op, operand, compare, fetch),
-            },
+            AmoRoute::Native => {
+                let remote = self.atomic_remote(target, ty)?;
+                check_op(ty, op)?;
+                self.amo_native(remote, target.locale, ty, op, operand, compare, fetch)
+            }
+            AmoRoute::Cpu => {
+                let here = self.word_here(target, ty)?;
+                check_op(ty, op)?;
+                match here {
+                    Some(p) => self.amo_cpu_here(p, ty, op, operand, compare, fetch),
+                    None => self.amo_cpu_there(target, ty, op, operand, compare, fetch),
+                }
+            }
         }
     }
 
-    /// The word's address in this process if this locale reaches it with
-    /// the CPU: its own heap, or a co-located locale's heap mapped here (the
-    /// mapped path, `mapped.rs`).
+    /// Validates the word like [`Comm::check_atomic_target`] and gives its
+    /// address in this process if this locale reaches it with the CPU (its
+    /// own heap or static data, or a co-located locale's heap mapped here:
+    /// `mapped.rs`); `None`: a valid word of another locale. A mapped word's
+    /// range is checked by the mapping's translation, not a second time.
     #[inline]
-    fn word_here(&self, target: GlobalAddr, ty: AmoType) -> Option<*mut u8> {
-        if target.locale == self.me {
-            Some(target.addr as *mut u8)
-        } else {
-            self.mapped_ptr(target, ty.size())
+    fn word_here(&self, target: GlobalAddr, ty: AmoType) -> Result<Option<*mut u8>> {
+        if target.locale != self.me {
+            if let Some(p) = self.mapped_ptr(target, ty.size()) {
+                check_aligned(target, ty)?;
+                return Ok(Some(p));
+            }
         }
+        self.check_atomic_target(target, ty)?;
+        Ok((target.locale == self.me).then_some(target.addr as *mut u8))
     }
 
     /// An unordered (non-fetching, done whenever before the task's next
@@ -168,19 +200,14 @@ impl Comm {
         if !self.mapped().in_use() || self.amo_route(ty) != AmoRoute::Cpu {
             return Ok(false);
         }
-        let Some(p) = self.mapped_ptr(target, ty.size()) else {
+        let Some(p) = self.word_here(target, ty)? else {
             return Ok(false);
         };
-        self.check_atomic_target(target, ty)?;
-        if !crate::cpu_amo::valid(ty, op) {
-            return Err(Error::Unsupported(format!(
-                "{op:?} is not defined on {ty:?}"
-            )));
-        }
+        check_op(ty, op)?;
         self.diag.count(Counter::AmoCpu);
-        // SAFETY: as in amo_cpu_here: p is the aligned word (checked) of a
-        // heap mapped here, only accessed atomically, and CPU is this
-        // type's route on every locale.
+        // SAFETY: as in amo_cpu_here: p is the aligned word (checked by
+        // word_here) of a heap or static data reached here, only accessed
+        // atomically, and CPU is this type's route on every locale.
         unsafe { crate::cpu_amo::apply(p as u64, ty, op, operand, 0, false) }
             .map_err(Error::Unsupported)?;
         Ok(true)
@@ -189,28 +216,27 @@ impl Comm {
     /// Checks what every atomic needs whichever way it goes: a valid locale,
     /// an address aligned to the type, and the word inside the owner's heap.
     pub fn check_atomic_target(&self, target: GlobalAddr, ty: AmoType) -> Result<()> {
-        self.remote(target, ty.size())?;
-        if target.addr % ty.size() as u64 != 0 {
-            return Err(Error::Misaligned {
-                locale: target.locale,
-                addr: target.addr,
-                align: ty.size(),
-                what: "remote atomic",
-            });
-        }
-        Ok(())
+        self.atomic_remote(target, ty).map(|_| ())
     }
 
+    /// [`Comm::check_atomic_target`], keeping the provider addressing.
+    fn atomic_remote(&self, target: GlobalAddr, ty: AmoType) -> Result<RemoteBuf> {
+        let remote = self.remote(target, ty.size())?;
+        check_aligned(target, ty)?;
+        Ok(remote)
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn amo_native(
         &self,
-        target: GlobalAddr,
+        remote: RemoteBuf,
+        owner: Locale,
         ty: AmoType,
         op: AmoOp,
         operand: u64,
         compare: u64,
         fetch: bool,
     ) -> Result<u64> {
-        let remote = self.remote(target, ty.size())?;
         self.diag.count(Counter::AmoNative);
         let kind = AmoKind::of(op, fetch);
         let size = ty.size();
@@ -233,8 +259,8 @@ impl Comm {
                 kind,
             };
             self.selector
-                .amo(ctx, target.locale as usize, atomic, policy_kind(op, fetch))
-                .map_err(crate::comm::peer_err("atomic", 0, target.locale))?;
+                .amo(ctx, owner as usize, atomic, policy_kind(op, fetch))
+                .map_err(crate::comm::peer_err("atomic", 0, owner))?;
             let (_, _, r) = ctx.scratch_words();
             let mut out = [0u8; 8];
             out[..size].copy_from_slice(&r[..size]);

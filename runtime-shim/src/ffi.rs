@@ -583,28 +583,17 @@ pub unsafe extern "C" fn pgas_wait_any(
                 reason: "no non-null handle to wait for".into(),
             });
         }
-        let mut found: Option<Result<usize>> = None;
-        rt.wait_until(|| {
-            for (i, h) in hs.iter().enumerate() {
-                if h.is_null() {
-                    continue;
-                }
-                // SAFETY: a live handle (header contract).
-                match unsafe { &mut **h }.0.test() {
-                    Ok(true) => {
-                        found = Some(Ok(i));
-                        return true;
-                    }
-                    Ok(false) => {}
-                    Err(e) => {
-                        found = Some(Err(e));
-                        return true;
-                    }
-                }
-            }
-            false
-        });
-        let i = found.expect("wait_until returned")?;
+        let live: Vec<usize> = (0..n).filter(|&i| !hs[i].is_null()).collect();
+        let mut pending: Vec<&mut RawNb> = live
+            .iter()
+            .map(|&i| {
+                // SAFETY: the non-null entries are distinct live handles
+                // (header contract); the borrows end before any is released.
+                unsafe { &mut (*hs[i]).0 }
+            })
+            .collect();
+        let i = live[rt.wait_any(&mut pending)?];
+        drop(pending);
         // SAFETY: entry i is a live handle, released here for good.
         let h = unsafe { Box::from_raw(hs[i]) };
         hs[i] = std::ptr::null_mut();
@@ -1664,14 +1653,23 @@ pub unsafe extern "C" fn pgas_alloc_sym(size: usize, addrs: *mut *mut c_void) ->
 /// symmetric allocations); NULL on bad input (see pgas_last_error).
 #[no_mangle]
 pub unsafe extern "C" fn pgas_sym_addr(local: *mut c_void, locale: i32) -> *mut c_void {
+    address_on(local, locale, |rt, at, l| {
+        Ok(rt.comm().symmetric(GlobalAddr::new(rt.here(), at), l)?)
+    })
+}
+
+/// The address `on` gives for `local` on `locale`, after the checks every
+/// such translation needs; NULL with the last error set on bad input.
+fn address_on(
+    local: *const c_void,
+    locale: i32,
+    on: impl FnOnce(&Runtime, u64, Locale) -> Result<GlobalAddr>,
+) -> *mut c_void {
     let r = (|| -> Result<*mut c_void> {
         let rt = rt()?;
         let l = self::locale(rt, locale)?;
         non_null(local, "local address")?;
-        let a = rt
-            .comm()
-            .symmetric(GlobalAddr::new(rt.here(), local as u64), l)?;
-        Ok(a.addr as *mut c_void)
+        Ok(on(rt, local as u64, l)?.addr as *mut c_void)
     })();
     r.unwrap_or_else(|e| {
         set_last_error(e.to_string());
@@ -1684,16 +1682,8 @@ pub unsafe extern "C" fn pgas_sym_addr(local: *mut c_void, locale: i32) -> *mut 
 /// ASLR did); NULL on bad input (see pgas_last_error).
 #[no_mangle]
 pub extern "C" fn pgas_static_addr(local: *const c_void, locale: i32) -> *mut c_void {
-    let r = (|| -> Result<*mut c_void> {
-        let rt = rt()?;
-        let l = self::locale(rt, locale)?;
-        non_null(local, "local address")?;
-        let a = rt.comm().static_addr(local as u64, l)?;
-        Ok(a.addr as *mut c_void)
-    })();
-    r.unwrap_or_else(|e| {
-        set_last_error(e.to_string());
-        std::ptr::null_mut()
+    address_on(local, locale, |rt, at, l| {
+        Ok(rt.comm().static_addr(at, l)?)
     })
 }
 

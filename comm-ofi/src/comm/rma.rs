@@ -4,6 +4,16 @@
 
 use super::*;
 
+/// See `Comm::nb_route`.
+enum NbRoute {
+    /// Nothing to transfer.
+    Empty,
+    /// Done by the blocking PUT/GET.
+    Blocking,
+    /// Posted to the provider.
+    Provider(RemoteBuf),
+}
+
 impl Comm {
     /// Validates a PUT/GET and tells where it goes; `None` means nothing to
     /// send (empty).
@@ -119,21 +129,14 @@ impl Comm {
     /// `put_nb` takes an owned buffer instead and is safe.
     pub unsafe fn put_nb<'a>(&'a self, dst: GlobalAddr, src: &'a [u8]) -> Result<NbHandle<'a>> {
         self.diag.count(Counter::PutNb);
-        if self
-            .mapped
-            .translate(dst.locale, dst.addr, src.len())
-            .is_some()
-        {
-            self.put(dst, src)?;
-            return Ok(NbHandle::done(self));
-        }
-        let Some(remote) = self.rma_target(dst, src.len())? else {
-            return Ok(NbHandle::done(self));
+        let remote = match self.nb_route(dst, src.len(), src.as_ptr())? {
+            NbRoute::Empty => return Ok(NbHandle::done(self)),
+            NbRoute::Blocking => {
+                self.put(dst, src)?;
+                return Ok(NbHandle::done(self));
+            }
+            NbRoute::Provider(remote) => remote,
         };
-        if dst.locale == self.me || self.needs_bounce(src.as_ptr(), src.len()) {
-            self.put(dst, src)?;
-            return Ok(NbHandle::done(self));
-        }
         self.count_rma(Counter::Put, Counter::PutBytes, src.len());
         note_fabric_work();
         self.nb(Settle::IfAnyTo(dst.locale), dst.locale, |ctx| {
@@ -158,21 +161,14 @@ impl Comm {
     /// before `dst`'s memory is freed or reused (the provider writes it).
     pub unsafe fn get_nb<'a>(&'a self, dst: &'a mut [u8], src: GlobalAddr) -> Result<NbHandle<'a>> {
         self.diag.count(Counter::GetNb);
-        if self
-            .mapped
-            .translate(src.locale, src.addr, dst.len())
-            .is_some()
-        {
-            self.get(dst, src)?;
-            return Ok(NbHandle::done(self));
-        }
-        let Some(remote) = self.rma_target(src, dst.len())? else {
-            return Ok(NbHandle::done(self));
+        let remote = match self.nb_route(src, dst.len(), dst.as_ptr())? {
+            NbRoute::Empty => return Ok(NbHandle::done(self)),
+            NbRoute::Blocking => {
+                self.get(dst, src)?;
+                return Ok(NbHandle::done(self));
+            }
+            NbRoute::Provider(remote) => remote,
         };
-        if src.locale == self.me || self.needs_bounce(dst.as_ptr(), dst.len()) {
-            self.get(dst, src)?;
-            return Ok(NbHandle::done(self));
-        }
         self.count_rma(Counter::Get, Counter::GetBytes, dst.len());
         self.nb(Settle::IfAnyTo(src.locale), src.locale, |ctx| {
             let mut op = self.rma_op(ctx, dst.as_ptr(), dst.len(), remote);
@@ -183,6 +179,22 @@ impl Comm {
             Ok(seq)
         })
         .map_err(peer_err("non-blocking GET", dst.len(), src.locale))
+    }
+
+    /// Where a non-blocking PUT/GET of `len` bytes at `at` (local buffer at
+    /// `local`) goes: copies (mapped, own heap) and bounced transfers are
+    /// done by the blocking path, at once.
+    fn nb_route(&self, at: GlobalAddr, len: usize, local: *const u8) -> Result<NbRoute> {
+        if self.mapped.translate(at.locale, at.addr, len).is_some() {
+            return Ok(NbRoute::Blocking);
+        }
+        let Some(remote) = self.rma_target(at, len)? else {
+            return Ok(NbRoute::Empty);
+        };
+        if at.locale == self.me || self.needs_bounce(local, len) {
+            return Ok(NbRoute::Blocking);
+        }
+        Ok(NbRoute::Provider(remote))
     }
 
     /// Counts one PUT or GET of `len` bytes (if counting is on).
