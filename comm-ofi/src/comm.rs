@@ -204,8 +204,6 @@ pub struct Comm {
     pub(crate) routes: AmoRoutes,
     /// Which contexts serve whom.
     layout: Layout,
-    /// Whether every worker and AM handler has a context of its own.
-    bound: bool,
     rx_serial: Option<crate::ctx::DomainLock>,
     pub(crate) me: Locale,
     n: Locale,
@@ -407,8 +405,7 @@ impl Comm {
             cfg.thread_contexts,
         )
         .map_err(|e| crate::quirks::explain_av_limit(e, &prov.name, av_limit, n as usize, &cfg))?;
-        let bound = layout.workers_bound;
-        if !bound && num_ctx < wanted && av_limit.is_some() {
+        if !layout.workers_bound && num_ctx < wanted && av_limit.is_some() {
             tracing::info!(
                 "PGAS_NUM_WORKERS={}: {} reaches at most {} endpoints per locale from {n} \
                  locales; workers share {} transmit contexts",
@@ -633,7 +630,6 @@ impl Comm {
             am_layer,
             selector: Selector::weakened(prov.mode, cfg.weaken),
             layout,
-            bound,
             rx_serial: serial_for_rx,
             me,
             n,

@@ -17,109 +17,87 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
-/// What is counted; each is one field of [`CommCounts`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Counter {
+/// Declares [`Counter`] and [`CommCounts`] from one list (variant, field,
+/// doc), so the enum, the struct's fields (and so the C header's order) and
+/// the names can never disagree.
+macro_rules! counters {
+    ($($(#[doc = $doc:literal])* $variant:ident => $field:ident,)*) => {
+        /// What is counted; each is one field of [`CommCounts`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Counter {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl Counter {
+            /// Every counter, in the order of [`CommCounts`]' fields.
+            pub const ALL: [Counter; N] = [$(Counter::$variant,)*];
+            /// The field names, in the same order.
+            pub const NAMES: [&'static str; N] = [$(stringify!($field),)*];
+        }
+
+        /// A snapshot of one locale's counters. `#[repr(C)]`: the C ABI's
+        /// `pgas_comm_diags_t` has the same fields in the same order.
+        #[repr(C)]
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+        pub struct CommCounts {
+            $($(#[doc = $doc])* pub $field: u64,)*
+        }
+
+        impl CommCounts {
+            /// The fields in [`Counter::ALL`] order.
+            pub fn as_array(&self) -> [u64; N] {
+                [$(self.$field,)*]
+            }
+
+            /// From fields in [`Counter::ALL`] order.
+            pub fn from_array(a: [u64; N]) -> CommCounts {
+                let [$($field,)*] = a;
+                CommCounts { $($field,)* }
+            }
+        }
+    };
+}
+
+/// How many counters there are.
+const N: usize = 17;
+
+counters! {
     /// PUTs (blocking and non-blocking), whatever path they took.
-    Put,
+    Put => put,
     /// Bytes of those PUTs.
-    PutBytes,
+    PutBytes => put_bytes,
     /// GETs (blocking and non-blocking).
-    Get,
+    Get => get,
     /// Bytes of those GETs.
-    GetBytes,
-    /// Non-blocking PUTs (also counted in `Put`).
-    PutNb,
-    /// Non-blocking GETs (also counted in `Get`).
-    GetNb,
+    GetBytes => get_bytes,
+    /// Non-blocking PUTs (also counted in `put`).
+    PutNb => put_nb,
+    /// Non-blocking GETs (also counted in `get`).
+    GetNb => get_nb,
     /// PUTs and GETs done as copies on the mapped path or to this locale's
-    /// own heap (also counted in `Put` / `Get`).
-    RmaLocal,
+    /// own heap (also counted in `put` / `get`).
+    RmaLocal => rma_local,
     /// Atomics done by the provider (native).
-    AmoNative,
+    AmoNative => amo_native,
     /// Atomics done with a CPU instruction here (own heap or a mapped one).
-    AmoCpu,
+    AmoCpu => amo_cpu,
     /// Atomics sent to their owner as active messages.
-    AmoViaAm,
+    AmoViaAm => amo_via_am,
     /// Blocking on-statements started here.
-    OnBlocking,
+    OnBlocking => on_blocking,
     /// Fast (poller-run) blocking on-statements started here.
-    OnFast,
+    OnFast => on_fast,
     /// Non-blocking on-statements started here (fast ones included).
-    OnNb,
+    OnNb => on_nb,
     /// On-statement bodies run here for any initiator.
-    OnHandled,
+    OnHandled => on_handled,
     /// Order-dummy GETs the MCM mode posted to force stores visible.
-    ForceGet,
+    ForceGet => force_get,
     /// Visibility proofs (no-op round trips) for AMOs.
-    ForceProof,
+    ForceProof => force_proof,
     /// Operations posted with `FI_FENCE`.
-    Fenced,
-}
-
-impl Counter {
-    /// Every counter, in the order of [`CommCounts`]' fields.
-    pub const ALL: [Counter; 17] = [
-        Counter::Put,
-        Counter::PutBytes,
-        Counter::Get,
-        Counter::GetBytes,
-        Counter::PutNb,
-        Counter::GetNb,
-        Counter::RmaLocal,
-        Counter::AmoNative,
-        Counter::AmoCpu,
-        Counter::AmoViaAm,
-        Counter::OnBlocking,
-        Counter::OnFast,
-        Counter::OnNb,
-        Counter::OnHandled,
-        Counter::ForceGet,
-        Counter::ForceProof,
-        Counter::Fenced,
-    ];
-}
-
-/// A snapshot of one locale's counters. `#[repr(C)]`: the C ABI's
-/// `pgas_comm_diags_t` has the same fields in the same order.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct CommCounts {
-    /// See [`Counter::Put`].
-    pub put: u64,
-    /// See [`Counter::PutBytes`].
-    pub put_bytes: u64,
-    /// See [`Counter::Get`].
-    pub get: u64,
-    /// See [`Counter::GetBytes`].
-    pub get_bytes: u64,
-    /// See [`Counter::PutNb`].
-    pub put_nb: u64,
-    /// See [`Counter::GetNb`].
-    pub get_nb: u64,
-    /// See [`Counter::RmaLocal`].
-    pub rma_local: u64,
-    /// See [`Counter::AmoNative`].
-    pub amo_native: u64,
-    /// See [`Counter::AmoCpu`].
-    pub amo_cpu: u64,
-    /// See [`Counter::AmoViaAm`].
-    pub amo_via_am: u64,
-    /// See [`Counter::OnBlocking`].
-    pub on_blocking: u64,
-    /// See [`Counter::OnFast`].
-    pub on_fast: u64,
-    /// See [`Counter::OnNb`].
-    pub on_nb: u64,
-    /// See [`Counter::OnHandled`].
-    pub on_handled: u64,
-    /// See [`Counter::ForceGet`].
-    pub force_get: u64,
-    /// See [`Counter::ForceProof`].
-    pub force_proof: u64,
-    /// See [`Counter::Fenced`].
-    pub fenced: u64,
+    Fenced => fenced,
 }
 
 impl CommCounts {
@@ -127,100 +105,13 @@ impl CommCounts {
     pub fn get(&self, c: Counter) -> u64 {
         self.as_array()[c as usize]
     }
-
-    /// The fields in [`Counter::ALL`] order.
-    pub fn as_array(&self) -> [u64; 17] {
-        [
-            self.put,
-            self.put_bytes,
-            self.get,
-            self.get_bytes,
-            self.put_nb,
-            self.get_nb,
-            self.rma_local,
-            self.amo_native,
-            self.amo_cpu,
-            self.amo_via_am,
-            self.on_blocking,
-            self.on_fast,
-            self.on_nb,
-            self.on_handled,
-            self.force_get,
-            self.force_proof,
-            self.fenced,
-        ]
-    }
-
-    /// From fields in [`Counter::ALL`] order.
-    pub fn from_array(a: [u64; 17]) -> CommCounts {
-        let [put, put_bytes, get, get_bytes, put_nb, get_nb, rma_local, amo_native, amo_cpu, amo_via_am, on_blocking, on_fast, on_nb, on_handled, force_get, force_proof, fenced] =
-            a;
-        CommCounts {
-            put,
-            put_bytes,
-            get,
-            get_bytes,
-            put_nb,
-            get_nb,
-            rma_local,
-            amo_native,
-            amo_cpu,
-            amo_via_am,
-            on_blocking,
-            on_fast,
-            on_nb,
-            on_handled,
-            force_get,
-            force_proof,
-            fenced,
-        }
-    }
-
-    /// The counts as little-endian bytes (for gathering over the network).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        self.as_array()
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect()
-    }
-
-    /// Inverse of [`CommCounts::to_bytes`]; `None` if `b` has the wrong length.
-    pub fn from_bytes(b: &[u8]) -> Option<CommCounts> {
-        if b.len() != 17 * 8 {
-            return None;
-        }
-        let mut a = [0u64; 17];
-        for (i, w) in b.chunks_exact(8).enumerate() {
-            a[i] = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-        }
-        Some(CommCounts::from_array(a))
-    }
 }
 
 impl std::fmt::Display for CommCounts {
     /// `put=3 put_bytes=24 ...`, zero counters left out (`none` if all are).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        const NAMES: [&str; 17] = [
-            "put",
-            "put_bytes",
-            "get",
-            "get_bytes",
-            "put_nb",
-            "get_nb",
-            "rma_local",
-            "amo_native",
-            "amo_cpu",
-            "amo_via_am",
-            "on_blocking",
-            "on_fast",
-            "on_nb",
-            "on_handled",
-            "force_get",
-            "force_proof",
-            "fenced",
-        ];
         let mut any = false;
-        for (name, v) in NAMES.iter().zip(self.as_array()) {
+        for (name, v) in Counter::NAMES.iter().zip(self.as_array()) {
             if v != 0 {
                 if any {
                     f.write_str(" ")?;
@@ -240,7 +131,7 @@ impl std::fmt::Display for CommCounts {
 #[derive(Debug, Default)]
 pub struct CommDiagnostics {
     on: AtomicBool,
-    counts: [AtomicU64; 17],
+    counts: [AtomicU64; N],
 }
 
 impl CommDiagnostics {
@@ -315,16 +206,14 @@ mod tests {
     }
 
     #[test]
-    fn array_and_bytes_round_trip_in_field_order() {
-        let a: [u64; 17] = std::array::from_fn(|i| i as u64 * 3 + 1);
+    fn array_round_trips_in_field_order() {
+        let a: [u64; N] = std::array::from_fn(|i| i as u64 * 3 + 1);
         let c = CommCounts::from_array(a);
         assert_eq!(c.as_array(), a);
         for (i, k) in Counter::ALL.iter().enumerate() {
             assert_eq!(c.get(*k), a[i], "{k:?}");
             assert_eq!(*k as usize, i);
         }
-        assert_eq!(CommCounts::from_bytes(&c.to_bytes()), Some(c));
-        assert_eq!(CommCounts::from_bytes(&[0; 8]), None);
         // repr(C) of 17 u64s: what the C header declares.
         assert_eq!(std::mem::size_of::<CommCounts>(), 17 * 8);
     }

@@ -194,7 +194,7 @@ impl Comm {
 
     /// Whether threads get transmit contexts of their own.
     pub fn is_bound(&self) -> bool {
-        self.bound
+        self.layout.workers_bound
     }
 
     /// Contexts for threads that call [`Comm::bind_thread`].
