@@ -219,15 +219,22 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
     Ok(am)
 }
 
-/// The receive side's state, shared by the poller thread and, where every
-/// peer maps this locale, idle workers of the runtime (whoever holds the
-/// lock polls; a worker that polls answers an on-statement without a hop).
+/// The receive side's state, shared by the poller thread, idle workers of
+/// the runtime and threads waiting for a reply (whoever holds the lock
+/// polls; a worker that polls answers an on-statement without a hop, a
+/// waiter that polls takes its own reply without one).
 pub(crate) struct PollShared {
     state: parking_lot::Mutex<PollState>,
     policy: comm_ofi::IdlePolicy,
-    /// Idle workers may poll: every peer maps this locale, so everything the
-    /// receive side does is a store or a hand-over, never a wait.
+    /// Idle workers and waiting threads may poll in the poller's place:
+    /// everything the receive side does is a store, a hand-over or an
+    /// injected answer, never a wait for the network. Not where CQ waits
+    /// block (sockets: a spinning poll starves the provider's own thread).
     workers: bool,
+    /// Where peers do not all map this locale (the provider path), nobody
+    /// rings a sleeping poller: the cover is this process-local flag, and
+    /// the poller parks while it is set (see [`LocalCover`]).
+    local: Option<LocalCover>,
     /// A worker covers for the poller (at most one at a time).
     coverer: std::sync::atomic::AtomicBool,
     /// Bumped by each worker poll: a covered poller that sees it stand
@@ -256,11 +263,32 @@ struct PollState {
 // whichever thread polls, and point into memory that lives as long as the Am.
 unsafe impl Send for PollState {}
 
+/// The cover of the provider path. There, polling also moves RMA that
+/// targets this locale (manual progress), so a covered poller parks only
+/// [`LOCAL_COVER_CHECK`] at a time and takes over as soon as the coverer
+/// stops polling (its heartbeat stands still): a coverer that went off to
+/// run a task or compute holds up this locale's progress for at most that
+/// long. Uncovering unparks the poller at once.
+pub(crate) struct LocalCover {
+    covered: std::sync::atomic::AtomicBool,
+    /// The poller thread (set when it starts).
+    poller: std::sync::OnceLock<std::thread::Thread>,
+}
+
+/// How long a covered poller parks on the provider path before it checks
+/// that its coverer still polls.
+const LOCAL_COVER_CHECK: Duration = Duration::from_micros(100);
+
 impl PollShared {
     pub(crate) fn new(comm: &Comm, cfg: &AmConfig, block_wait: bool) -> PollShared {
         let policy = comm.idle_policy();
+        let workers = !block_wait && cfg.worker_poll;
         PollShared {
-            workers: policy.may_sleep() && !block_wait && cfg.worker_poll,
+            workers,
+            local: (workers && !policy.may_sleep()).then(|| LocalCover {
+                covered: std::sync::atomic::AtomicBool::new(false),
+                poller: std::sync::OnceLock::new(),
+            }),
             policy,
             state: parking_lot::Mutex::new(PollState {
                 buf: vec![CqEntry::default(); RX_BATCH],
@@ -273,9 +301,54 @@ impl PollShared {
     }
 }
 
+impl PollShared {
+    /// The calling thread polls in the poller's place from now on.
+    fn cover(&self) {
+        match &self.local {
+            Some(l) => l.covered.store(true, Ordering::Release),
+            None => self.policy.cover(),
+        }
+    }
+
+    /// The coverer stops polling; the poller takes over (on the provider
+    /// path it is unparked at once: no sender rings it there).
+    pub(crate) fn uncover(&self) {
+        match &self.local {
+            Some(l) => {
+                l.covered.store(false, Ordering::Release);
+                if let Some(t) = l.poller.get() {
+                    t.unpark();
+                }
+            }
+            None => self.policy.uncover(),
+        }
+    }
+
+    /// The poller's side: while covered, sleeps a little and returns true;
+    /// takes over if the coverer's heartbeat stood still meanwhile.
+    fn sleep_while_covered(&self) -> bool {
+        let heartbeat = || self.heartbeat.load(Ordering::Relaxed);
+        let Some(l) = &self.local else {
+            return self.policy.sleep_while_covered(heartbeat);
+        };
+        if !l.covered.load(Ordering::Acquire) {
+            return false;
+        }
+        let before = heartbeat();
+        std::thread::park_timeout(LOCAL_COVER_CHECK);
+        if heartbeat() == before {
+            l.covered.store(false, Ordering::Release);
+        }
+        true
+    }
+}
+
 std::thread_local! {
-    /// The Am (address) this worker thread covers for, 0 if none.
+    /// The Am (address) this thread covers for, 0 if none.
     static COVERING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Set while a runtime worker polls ([`Am::worker_poll`]): a blocking
+    /// fast body it receives runs as a task on it (no hop to the handler).
+    static WORKER_POLLING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 impl Am {
@@ -291,6 +364,20 @@ impl Am {
     /// anything. A worker that goes to sleep must call
     /// [`Am::worker_idle_end`].
     pub fn worker_poll(&self) -> bool {
+        WORKER_POLLING.with(|w| w.set(true));
+        let found = self.poll_in_place();
+        WORKER_POLLING.with(|w| w.set(false));
+        found
+    }
+
+    /// A thread waiting for a reply polls in the poller's place (see
+    /// [`Am::worker_poll`]): its reply is then taken by the thread that
+    /// waits for it. Returns whether it handled anything.
+    pub(crate) fn waiter_poll(&self) -> bool {
+        self.poll_in_place()
+    }
+
+    fn poll_in_place(&self) -> bool {
         let shared = &self.poll;
         if !shared.workers || self.stop_poll.load(Ordering::Acquire) {
             return false;
@@ -298,9 +385,9 @@ impl Am {
         let me = self as *const Am as usize;
         let covering = COVERING.with(|c| c.get()) == me;
         if covering {
-            shared.policy.cover();
+            shared.cover();
         } else if !shared.coverer.swap(true, Ordering::AcqRel) {
-            shared.policy.cover();
+            shared.cover();
             COVERING.with(|c| c.set(me));
         }
         shared.heartbeat.fetch_add(1, Ordering::Relaxed);
@@ -308,6 +395,12 @@ impl Am {
             return false;
         };
         step(self, &mut st, 0) > 0
+    }
+
+    /// Whether a blocking fast body received now may run as a task on the
+    /// receiving thread (a runtime worker polling in the poller's place).
+    pub(crate) fn polled_by_worker(&self) -> bool {
+        WORKER_POLLING.with(|w| w.get())
     }
 
     /// The worker stops polling (it goes to sleep): the poller takes over
@@ -319,7 +412,7 @@ impl Am {
             return;
         }
         COVERING.with(|c| c.set(0));
-        self.poll.policy.uncover();
+        self.poll.uncover();
         self.poll.coverer.store(false, Ordering::Release);
         let mut st = self.poll.state.lock();
         step(self, &mut st, 0);
@@ -390,8 +483,11 @@ fn poll_loop(am: &Am) {
     // an idle worker polls in its place it sleeps anyway.
     let policy = &am.poll.policy;
     let mut idle_since = std::time::Instant::now();
+    if let Some(l) = &am.poll.local {
+        let _ = l.poller.set(std::thread::current());
+    }
     while !am.stop_poll.load(Ordering::Acquire) {
-        if policy.sleep_while_covered(|| am.poll.heartbeat.load(Ordering::Relaxed)) {
+        if am.poll.sleep_while_covered() {
             continue;
         }
         let (k, busy) = {

@@ -153,7 +153,9 @@ impl Am {
             } else {
                 self.spawner.help()
             };
-            if helped {
+            // Poll in the poller's place: the reply is then taken by the
+            // thread that waits for it (no hop from the poller).
+            if helped || self.waiter_poll() {
                 backoff.reset();
                 continue;
             }

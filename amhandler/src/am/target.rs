@@ -318,6 +318,18 @@ impl Am {
                     // waits on the network (no hop to the handler thread).
                     let r = self.run_body(&entry, h.src, payload);
                     self.reply(&h, &entry.name, r);
+                } else if h.fast() && h.op == Op::ExecOn && h.blocking() && self.polled_by_worker()
+                {
+                    // A runtime worker polling in the poller's place: the
+                    // body runs as a task on it next, no hop to the handler
+                    // thread (a blocking request has no successor from its
+                    // sender's thread to keep in order with).
+                    let am = self.arc();
+                    let payload = payload.to_vec();
+                    self.spawner.spawn(Box::new(move || {
+                        let r = am.run_body(&entry, h.src, &payload);
+                        am.reply(&h, &entry.name, r);
+                    }));
                 } else if h.fast() {
                     self.push_handler(Work {
                         h,

@@ -106,13 +106,17 @@ impl Comm {
         Ok(())
     }
 
-    /// Sends a short message (at most the provider's inject size) from the
-    /// AM progress thread without waiting for it to complete: with
-    /// providers whose send completion needs the peer's progress thread
-    /// (udp;ofi_rxd acknowledges in software), two progress threads waiting
-    /// on each other's sends would hang. Returns `Ok(false)` if the
-    /// transmit queue is full (nothing sent; try again after receiving).
-    /// Bypasses the MCM selector: the progress thread issues no stores.
+    /// Sends a short message (at most the provider's inject size) on the
+    /// AM progress thread's context without waiting for it to complete:
+    /// with providers whose send completion needs the peer's progress
+    /// thread (udp;ofi_rxd acknowledges in software), two progress threads
+    /// waiting on each other's sends would hang. Called by whichever thread
+    /// polls the receive queue for the AM layer (the poller, or a worker or
+    /// waiter polling in its place; the AM layer lets one poll at a time,
+    /// and the context's lock serializes them anyway). Returns `Ok(false)`
+    /// if the transmit queue is full (nothing sent; try again after
+    /// receiving). Bypasses the MCM selector: the message is an answer that
+    /// carries no stores of the caller.
     pub(crate) fn send_from_progress(&self, target: Locale, msg: &[u8]) -> Result<bool> {
         self.check_locale(target)?;
         if msg.len() > self.prov.inject_size {
@@ -124,11 +128,6 @@ impl Comm {
                     self.prov.name, self.prov.inject_size
                 ),
             });
-        }
-        if !self.is_progress_thread() {
-            return Err(Error::Unsupported(
-                "send_from_progress called outside the AM progress thread".into(),
-            ));
         }
         let mut ctx = self.contexts.lock(PROGRESS_CTX);
         match ctx.inject_send(target as usize, msg) {
@@ -147,10 +146,5 @@ impl Comm {
             .lock(PROGRESS_CTX)
             .progress_nowait()
             .map(|_| ())
-    }
-
-    pub(super) fn is_progress_thread(&self) -> bool {
-        let me = self as *const Comm as usize;
-        BOUND_CTX.with(|b| b.get() == Some((me, PROGRESS_CTX)))
     }
 }
