@@ -24,6 +24,12 @@ pub(crate) trait SlotMem {
     fn store_done(&self, w: u64, o: Ordering);
     /// Loads the done word.
     fn load_done(&self, o: Ordering) -> u64;
+    /// Sleeps while the done word is 0, at most `timeout` (spurious returns
+    /// allowed). The loom model's slots do not sleep: [`sleep`] callers
+    /// re-check in a loop, which loom explores as spinning.
+    fn sleep_while_pending(&self, _timeout: std::time::Duration) {}
+    /// Wakes the threads in [`SlotMem::sleep_while_pending`].
+    fn wake(&self) {}
 }
 
 /// Marks a slot pending before its request is sent.
@@ -35,6 +41,22 @@ pub(crate) fn arm<S: SlotMem>(slot: &S) {
 pub(crate) fn publish<S: SlotMem>(slot: &S, reply: &[u8], word: u64) {
     slot.write_reply(reply);
     slot.store_done(word, Ordering::Release);
+}
+
+/// Target side on providers whose waits block (`sockets`): [`publish`],
+/// then wake the initiator's thread if it sleeps on the done word. The wake
+/// comes after the store, and the sleep compares the word in the kernel,
+/// so a waiter either sees the word or is woken: nothing is lost.
+pub(crate) fn publish_and_wake<S: SlotMem>(slot: &S, reply: &[u8], word: u64) {
+    publish(slot, reply, word);
+    slot.wake();
+}
+
+/// Initiator side on providers whose waits block: sleeps until the done
+/// word is set (a [`publish_and_wake`] ends the sleep) or `timeout`
+/// passed; then [`poll`] again.
+pub(crate) fn sleep<S: SlotMem>(slot: &S, timeout: std::time::Duration) {
+    slot.sleep_while_pending(timeout);
 }
 
 /// Initiator side: the done word, once set (acquiring the reply).
@@ -96,5 +118,14 @@ impl SlotMem for HeapSlot {
 
     fn load_done(&self, o: Ordering) -> u64 {
         self.word().load(o)
+    }
+
+    fn sleep_while_pending(&self, timeout: std::time::Duration) {
+        // The done word has DONE_SET in its low half once written.
+        comm_ofi::futex::wait_while_zero(self.word(), timeout);
+    }
+
+    fn wake(&self) {
+        comm_ofi::futex::wake_u64(self.word());
     }
 }

@@ -52,6 +52,13 @@ impl Backoff {
         self.rounds
     }
 
+    /// Fruitless rounds counted past the spins and yields (the rounds in
+    /// which the caller blocked its own way), for a caller that lengthens
+    /// its sleeps the longer it waits.
+    pub fn past_ladder(&self) -> u32 {
+        self.rounds.saturating_sub(self.yields)
+    }
+
     /// Counts a fruitless round and spins or yields as the ladder says;
     /// `false` (nothing done) once past the yields: the caller blocks in its
     /// own way (or calls [`Backoff::snooze`]'s last step).

@@ -17,6 +17,7 @@ pub mod ctx;
 pub mod diag;
 pub mod env;
 pub mod error;
+pub mod futex;
 pub mod heap;
 pub mod knobs;
 pub mod mapped;

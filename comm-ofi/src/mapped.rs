@@ -33,6 +33,7 @@
 
 use crate::comm::Locale;
 use crate::error::{Error, Result};
+use crate::futex;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -411,7 +412,7 @@ impl Mapped {
         if bell.load(Ordering::Relaxed) == SLEEPING
             && bell.swap(AWAKE, Ordering::AcqRel) == SLEEPING
         {
-            futex_wake(bell);
+            futex::wake(bell);
         }
     }
 
@@ -419,7 +420,7 @@ impl Mapped {
     pub fn ring_self(&self) {
         let bell = self.own();
         bell.swap(AWAKE, Ordering::AcqRel);
-        futex_wake(bell);
+        futex::wake(bell);
     }
 
     /// Announces that this locale's poller is about to sleep. The caller
@@ -451,7 +452,7 @@ impl Mapped {
         let bell = self.own();
         let v = bell.load(Ordering::Acquire);
         if v != AWAKE {
-            futex_wait(bell, v, timeout);
+            futex::wait(bell, v, timeout);
         }
         let _ = bell.compare_exchange(SLEEPING, AWAKE, Ordering::AcqRel, Ordering::Relaxed);
     }
@@ -530,41 +531,6 @@ fn random_u64() -> u64 {
         h.write_u128(t.as_nanos());
     }
     h.finish() | 1
-}
-
-fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: FUTEX_WAIT on a live, aligned u32 (shared between processes,
-    // hence not FUTEX_PRIVATE) with a valid timeout; spurious returns are fine.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT,
-            expected,
-            &ts as *const libc::timespec,
-            std::ptr::null::<u32>(),
-            0u32,
-        )
-    };
-}
-
-fn futex_wake(word: &AtomicU32) {
-    // SAFETY: FUTEX_WAKE on a live, aligned u32; wakes at most one waiter.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE,
-            1u32,
-            std::ptr::null::<libc::timespec>(),
-            std::ptr::null::<u32>(),
-            0u32,
-        )
-    };
 }
 
 #[cfg(test)]
@@ -698,13 +664,13 @@ mod tests {
         let t = std::thread::spawn(move || {
             let t0 = std::time::Instant::now();
             while w.load(Ordering::Acquire) == SLEEPING {
-                futex_wait(w, SLEEPING, Duration::from_secs(5));
+                futex::wait(w, SLEEPING, Duration::from_secs(5));
             }
             t0.elapsed()
         });
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(word.swap(AWAKE, Ordering::AcqRel), SLEEPING);
-        futex_wake(word);
+        futex::wake(word);
         let slept = t.join().unwrap();
         assert!(
             slept < Duration::from_secs(4),

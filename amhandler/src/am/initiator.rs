@@ -109,26 +109,48 @@ impl Am {
     }
 
     /// The ladder of a thread waiting for a reply word: `spin` rounds of
-    /// spinning, then yields; on providers whose waits block, after
-    /// `yields` rounds it sleeps `sleep` per round instead.
-    pub(super) fn wait_backoff(&self, spin: u32, yields: u32, sleep: Duration) -> Backoff {
-        if self.block_wait {
-            Backoff::new(spin, yields).then_sleep(sleep)
-        } else {
-            Backoff::new(spin, spin)
+    /// spinning, then yields ([`Am::snooze_on`]). On providers whose waits block (`sockets`) it
+    /// never yields: the provider's own progress thread spins there, and a
+    /// yield hands it the core for a whole time slice (about 1 ms here);
+    /// after the spins the waiter sleeps on the done word instead
+    /// ([`Am::snooze_on`]).
+    pub(super) fn wait_backoff(&self, spin: u32) -> Backoff {
+        Backoff::new(spin, spin)
+    }
+
+    /// One fruitless round of waiting for `slot`'s done word: spin or yield
+    /// as `backoff` says; past that, on providers whose waits block, sleep
+    /// on the done word. Whoever publishes the reply in this process (our
+    /// poller, or a mapped target) wakes the sleeper at once; the timeout,
+    /// doubling from 50 us to 800 us, bounds the wait where nobody does
+    /// (`PGAS_AM_DONE=put`: the target's NIC writes the word) and lets a
+    /// waiting worker look for tasks to help with now and then.
+    pub(super) fn snooze_on(&self, backoff: &mut Backoff, slot: u64) {
+        if backoff.step() {
+            return;
         }
+        if !self.block_wait {
+            std::thread::yield_now();
+            return;
+        }
+        let woken = self.cfg.done == DoneMode::Msg;
+        let us = if woken {
+            50u64 << backoff.past_ladder().min(4)
+        } else {
+            50
+        };
+        slot::sleep(&HeapSlot(slot), Duration::from_micros(us));
     }
 
     /// Waits until `w` is nonzero without helping (the caller holds its
-    /// transmit context, which helping could need); spins, yields, then
-    /// sleeps briefly on providers whose waits block.
+    /// transmit context, which helping could need).
     pub(crate) fn wait_word_plain(&self, slot: u64) -> u64 {
-        let mut backoff = self.wait_backoff(64, 512, Duration::from_micros(20));
+        let mut backoff = self.wait_backoff(64);
         loop {
             if let Some(v) = slot::poll(&HeapSlot(slot)) {
                 return v;
             }
-            backoff.snooze();
+            self.snooze_on(&mut backoff, slot);
         }
     }
 
@@ -137,7 +159,7 @@ impl Am {
     /// other handler work, so nested and recursive on-statements complete.
     pub(crate) fn wait_word(&self, slot: u64) -> u64 {
         let on_handler = IS_HANDLER.with(|h| h.get());
-        let mut backoff = self.wait_backoff(32, 256, Duration::from_micros(50));
+        let mut backoff = self.wait_backoff(32);
         loop {
             if let Some(v) = slot::poll(&HeapSlot(slot)) {
                 return v;
@@ -159,7 +181,7 @@ impl Am {
                 backoff.reset();
                 continue;
             }
-            backoff.snooze();
+            self.snooze_on(&mut backoff, slot);
         }
     }
 

@@ -108,7 +108,7 @@ impl Am {
             // poller on either side).
             if let Some(at) = self.mapped_slot(h) {
                 self.comm.before_done()?;
-                publish_mapped(at, &bytes, large_at, error);
+                self.publish_slot(HeapSlot(at as u64), &bytes, large_at, error);
                 return Ok(());
             }
             // MCM: everything the body stored is visible before the 'done'.
@@ -147,7 +147,7 @@ impl Am {
     /// false when the transmit queue is full; the poller retries later.
     pub(crate) fn answer_nop(&self, h: &Header) -> bool {
         if let Some(slot) = self.mapped_slot(h) {
-            publish_mapped(slot, &[], 0, false);
+            self.publish_slot(HeapSlot(slot as u64), &[], 0, false);
             return true;
         }
         let mut rh = Header::new(Op::Reply, 0, self.here, h.slot);
@@ -197,12 +197,9 @@ impl Am {
         }
         // The slot is a live heap slot of a request that waits for this
         // reply (checked above); nobody else writes it.
-        let word = wire::done_word(len, large, error);
-        if large {
-            slot::publish(&HeapSlot(h.slot), &h.a.to_le_bytes(), word);
-        } else {
-            slot::publish(&HeapSlot(h.slot), &payload[..len], word);
-        }
+        let reply = if large { &[][..] } else { &payload[..len] };
+        let large_at = if large { h.a } else { 0 };
+        self.publish_reply(HeapSlot(h.slot), reply, len, large_at, error);
     }
 
     /// Target side of ExecOnLarge: fetch the arguments, let the initiator
@@ -386,18 +383,29 @@ impl Am {
     }
 }
 
-/// Publishes a reply straight into a mapped initiator's done slot (at `at`
-/// in this process): the reply bytes, or for a large reply the address of
-/// the reply in our heap, then the done word that releases them, through the
-/// same handshake the initiator's poller uses (`slot.rs`). No message, no
-/// thread hop on the initiator's side: its waiting thread sees the done word.
-pub(super) fn publish_mapped(at: *mut u8, bytes: &[u8], large_at: u64, error: bool) {
-    let large = large_at != 0;
-    let word = wire::done_word(bytes.len(), large, error);
-    let slot = HeapSlot(at as u64);
-    if large {
-        slot::publish(&slot, &large_at.to_le_bytes(), word);
-    } else {
-        slot::publish(&slot, bytes, word);
+impl Am {
+    /// Publishes a reply into a done slot in this process (ours, from a
+    /// Reply message; or a mapped initiator's, with no message at all): the
+    /// reply bytes, or for a large reply its address in the target's heap,
+    /// then the done word that releases them, through the handshake of
+    /// `slot.rs`. The initiator's waiting thread sees the done word; where
+    /// waits block (`sockets`) it sleeps on that word and is woken.
+    pub(super) fn publish_slot(&self, slot: HeapSlot, bytes: &[u8], large_at: u64, error: bool) {
+        self.publish_reply(slot, bytes, bytes.len(), large_at, error)
+    }
+
+    fn publish_reply(&self, slot: HeapSlot, bytes: &[u8], len: usize, large_at: u64, error: bool) {
+        let large = large_at != 0;
+        let word = wire::done_word(len, large, error);
+        let at = if large {
+            &large_at.to_le_bytes()[..]
+        } else {
+            bytes
+        };
+        if self.block_wait {
+            slot::publish_and_wake(&slot, at, word);
+        } else {
+            slot::publish(&slot, at, word);
+        }
     }
 }
