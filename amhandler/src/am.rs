@@ -368,6 +368,7 @@ impl Am {
         // Barrier of comm while peers' last RMA against us still progresses.
         let r = self.comm.finalize();
         self.stop_poll.store(true, Ordering::Release);
+        self.interrupt_wait();
         self.poll.uncover();
         self.comm.mapped().ring_self();
         if let Some(p) = self.poller.lock().take() {

@@ -228,9 +228,13 @@ pub(crate) struct PollShared {
     policy: comm_ofi::IdlePolicy,
     /// Idle workers and waiting threads may poll in the poller's place:
     /// everything the receive side does is a store, a hand-over or an
-    /// injected answer, never a wait for the network. Not where CQ waits
-    /// block (sockets: a spinning poll starves the provider's own thread).
+    /// injected answer, never a wait for the network.
     workers: bool,
+    /// Where CQ waits block (`sockets`): a thread polling in the poller's
+    /// place does so only while it covers, and *waits* in the CQ as the
+    /// poller would (a spinning poll there starves the provider's own
+    /// progress thread). See [`BlockingCover`].
+    blocking: Option<BlockingCover>,
     /// Where peers do not all map this locale (the provider path), nobody
     /// rings a sleeping poller: the cover is this process-local flag, and
     /// the poller parks while it is set (see [`LocalCover`]).
@@ -240,6 +244,24 @@ pub(crate) struct PollShared {
     /// Bumped by each worker poll: a covered poller that sees it stand
     /// still takes over (the worker runs a task).
     heartbeat: std::sync::atomic::AtomicU64,
+}
+
+/// The cover where CQ waits block. The poller waits in the receive CQ with
+/// a 50 ms timeout; a thread that starts to cover while it does so ends
+/// that wait with `fi_cq_signal` (a Dekker pair: the poller announces its
+/// wait, then checks the cover; the coverer sets the cover, then checks for
+/// a waiting poller; the signal stays set until a read takes it, so one
+/// sent just before the wait still ends it). The coverer then takes the
+/// lock and waits in the CQ itself, so the request it receives runs on it
+/// and the reply it receives wakes it: one wake-up each, as a raw
+/// send/recv round trip has. Whoever hands it work meanwhile (the runtime's
+/// pool, finalize) interrupts its wait the same way.
+pub(crate) struct BlockingCover {
+    /// The poller is in (or about to enter) its CQ wait.
+    poller_waits: std::sync::atomic::AtomicBool,
+    /// A coverer is in its CQ wait: alive, though its heartbeat stands
+    /// still.
+    coverer_waits: std::sync::atomic::AtomicBool,
 }
 
 struct PollState {
@@ -273,21 +295,54 @@ pub(crate) struct LocalCover {
     covered: std::sync::atomic::AtomicBool,
     /// The poller thread (set when it starts).
     poller: std::sync::OnceLock<std::thread::Thread>,
+    /// How long the covered poller parks before it checks that its coverer
+    /// still polls.
+    check: Duration,
+    /// Checks in a row that must find the coverer stalled before the poller
+    /// takes over.
+    stale_checks: u32,
+    /// Checks in a row that found it stalled (the poller's own count).
+    stale: std::sync::atomic::AtomicU32,
 }
 
 /// How long a covered poller parks on the provider path before it checks
 /// that its coverer still polls.
 const LOCAL_COVER_CHECK: Duration = Duration::from_micros(100);
+/// The same where CQ waits block: each check wakes the poller on a core the
+/// provider's progress thread spins on, and that provider's round trip is
+/// hundreds of microseconds anyway.
+const BLOCKING_COVER_CHECK: Duration = Duration::from_millis(1);
+/// Checks in a row that must find the coverer out of its CQ wait with a
+/// still heartbeat before the poller takes over where CQ waits block: a
+/// coverer that answered a request may spend a millisecond and more on a
+/// send there (the provider's progress thread holds the core), and a
+/// take-over sends the next requests through the handler thread and makes
+/// the coverer wait for the poller's CQ wait to end.
+const BLOCKING_STALE_CHECKS: u32 = 3;
+/// How long a coverer waits in the CQ at a time where CQ waits block (an
+/// interrupt ends it earlier).
+const COVER_WAIT_MS: i32 = 10;
 
 impl PollShared {
     pub(crate) fn new(comm: &Comm, cfg: &AmConfig, block_wait: bool) -> PollShared {
         let policy = comm.idle_policy();
-        let workers = !block_wait && cfg.worker_poll;
+        let workers = cfg.worker_poll;
         PollShared {
             workers,
-            local: (workers && !policy.may_sleep()).then(|| LocalCover {
+            blocking: (workers && block_wait).then(|| BlockingCover {
+                poller_waits: std::sync::atomic::AtomicBool::new(false),
+                coverer_waits: std::sync::atomic::AtomicBool::new(false),
+            }),
+            local: (workers && (block_wait || !policy.may_sleep())).then(|| LocalCover {
                 covered: std::sync::atomic::AtomicBool::new(false),
                 poller: std::sync::OnceLock::new(),
+                check: if block_wait {
+                    BLOCKING_COVER_CHECK
+                } else {
+                    LOCAL_COVER_CHECK
+                },
+                stale_checks: if block_wait { BLOCKING_STALE_CHECKS } else { 1 },
+                stale: std::sync::atomic::AtomicU32::new(0),
             }),
             policy,
             state: parking_lot::Mutex::new(PollState {
@@ -305,7 +360,7 @@ impl PollShared {
     /// The calling thread polls in the poller's place from now on.
     fn cover(&self) {
         match &self.local {
-            Some(l) => l.covered.store(true, Ordering::Release),
+            Some(l) => l.covered.store(true, Ordering::SeqCst),
             None => self.policy.cover(),
         }
     }
@@ -325,18 +380,30 @@ impl PollShared {
     }
 
     /// The poller's side: while covered, sleeps a little and returns true;
-    /// takes over if the coverer's heartbeat stood still meanwhile.
+    /// takes over if the coverer's heartbeat stood still meanwhile (and it
+    /// is not waiting in the CQ).
     fn sleep_while_covered(&self) -> bool {
         let heartbeat = || self.heartbeat.load(Ordering::Relaxed);
         let Some(l) = &self.local else {
             return self.policy.sleep_while_covered(heartbeat);
         };
-        if !l.covered.load(Ordering::Acquire) {
+        if !l.covered.load(Ordering::SeqCst) {
             return false;
         }
+        if let Some(b) = &self.blocking {
+            // Not in the CQ wait after all: a coverer need not signal.
+            b.poller_waits.store(false, Ordering::Release);
+        }
         let before = heartbeat();
-        std::thread::park_timeout(LOCAL_COVER_CHECK);
-        if heartbeat() == before {
+        std::thread::park_timeout(l.check);
+        let waits = self
+            .blocking
+            .as_ref()
+            .is_some_and(|b| b.coverer_waits.load(Ordering::Acquire));
+        if heartbeat() != before || waits {
+            l.stale.store(0, Ordering::Relaxed);
+        } else if l.stale.fetch_add(1, Ordering::Relaxed) + 1 >= l.stale_checks {
+            l.stale.store(0, Ordering::Relaxed);
             l.covered.store(false, Ordering::Release);
         }
         true
@@ -349,6 +416,9 @@ std::thread_local! {
     /// Set while a runtime worker polls ([`Am::worker_poll`]): a blocking
     /// fast body it receives runs as a task on it (no hop to the handler).
     static WORKER_POLLING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Set while this thread waits in the receive CQ as a coverer (its own
+    /// hand-overs need not interrupt that wait).
+    static IN_CQ_WAIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 impl Am {
@@ -372,15 +442,36 @@ impl Am {
 
     /// A thread waiting for a reply polls in the poller's place (see
     /// [`Am::worker_poll`]): its reply is then taken by the thread that
-    /// waits for it. Returns whether it handled anything.
-    pub(crate) fn waiter_poll(&self) -> bool {
-        self.poll_in_place()
+    /// waits for it. Where CQ waits block, only a thread that covers already
+    /// (a worker that was waiting in the CQ when it got the task that now
+    /// waits) polls, and it waits in the CQ while `pending()` holds; pass
+    /// `None` when the reply does not come as a message (a mapped target
+    /// stores it, or the target's NIC writes it), which no CQ wait would
+    /// see. Returns whether it handled anything.
+    pub(crate) fn waiter_poll(&self, pending: Option<&dyn Fn() -> bool>) -> bool {
+        if self.poll.blocking.is_some() {
+            let me = self as *const Am as usize;
+            if pending.is_none() || COVERING.with(|c| c.get()) != me {
+                return false;
+            }
+        }
+        self.poll_here(pending).unwrap_or(false)
     }
 
     fn poll_in_place(&self) -> bool {
+        self.poll_here(None).unwrap_or(false)
+    }
+
+    /// Polls in the poller's place (see [`Am::worker_poll`]); where CQ waits
+    /// block, `wait` is `Some(keep_waiting)`: the coverer waits in the CQ
+    /// while `keep_waiting()` holds (checked after the wait is announced, so
+    /// an [`Am::interrupt_wait`] that follows work handed over is never
+    /// missed). Returns whether it handled anything, `None` if it did not
+    /// poll at all.
+    fn poll_here(&self, wait: Option<&dyn Fn() -> bool>) -> Option<bool> {
         let shared = &self.poll;
         if !shared.workers || self.stop_poll.load(Ordering::Acquire) {
-            return false;
+            return None;
         }
         let me = self as *const Am as usize;
         let covering = COVERING.with(|c| c.get()) == me;
@@ -389,12 +480,73 @@ impl Am {
         } else if !shared.coverer.swap(true, Ordering::AcqRel) {
             shared.cover();
             COVERING.with(|c| c.set(me));
+        } else if shared.blocking.is_some() {
+            // Another thread covers and waits in the CQ: only it polls.
+            return None;
         }
         shared.heartbeat.fetch_add(1, Ordering::Relaxed);
-        let Some(mut st) = shared.state.try_lock() else {
-            return false;
+        let Some(b) = &shared.blocking else {
+            let mut st = shared.state.try_lock()?;
+            return Some(step(self, &mut st, 0) > 0);
         };
-        step(self, &mut st, 0) > 0
+        // Where CQ waits block: end the poller's wait (it parks once it sees
+        // the cover), take the receive side, wait in the CQ ourselves.
+        if b.poller_waits.load(Ordering::SeqCst) {
+            self.comm.am_port().interrupt_rx_wait();
+        }
+        let mut st = shared.state.lock();
+        IN_CQ_WAIT.with(|w| w.set(true));
+        b.coverer_waits.store(true, Ordering::SeqCst);
+        // Dekker with interrupt_wait: the announcement before keep_waiting's
+        // loads (the hand-over's store before its load of the announcement).
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let timeout = match wait {
+            Some(keep) if keep() && !self.stop_poll.load(Ordering::Acquire) => COVER_WAIT_MS,
+            _ => 0,
+        };
+        let k = step(self, &mut st, timeout);
+        b.coverer_waits.store(false, Ordering::Release);
+        IN_CQ_WAIT.with(|w| w.set(false));
+        shared.heartbeat.fetch_add(1, Ordering::Relaxed);
+        Some(k > 0)
+    }
+
+    /// Where CQ waits block: ends a coverer's wait in the CQ (other than
+    /// the calling thread's), after work was handed to it (the runtime's
+    /// pool queued a task) or at shutdown. Cheap when nobody waits.
+    pub fn interrupt_wait(&self) {
+        let Some(b) = &self.poll.blocking else {
+            return;
+        };
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if b.coverer_waits.load(Ordering::SeqCst) && !IN_CQ_WAIT.with(|w| w.get()) {
+            self.comm.am_port().interrupt_rx_wait();
+        }
+    }
+
+    /// Whether idle runtime workers wait in the receive CQ in the poller's
+    /// place ([`Am::worker_wait`]) rather than parking: where CQ waits
+    /// block.
+    pub fn workers_wait_in_cq(&self) -> bool {
+        self.poll.blocking.is_some()
+    }
+
+    /// For an idle runtime worker where CQ waits block (see
+    /// [`Am::workers_wait_in_cq`]): covers for the poller and waits in the
+    /// receive CQ (up to 10 ms) while `keep_waiting()` holds, so a request
+    /// it receives runs on it with no thread hop. Returns false at once if
+    /// another thread covers or the layer stops (the worker then parks as
+    /// usual); true once it polled (waited, or handled something). Whoever queues work for the worker must
+    /// call [`Am::interrupt_wait`]; a worker that parks must call
+    /// [`Am::worker_idle_end`].
+    pub fn worker_wait(&self, keep_waiting: &dyn Fn() -> bool) -> bool {
+        if self.poll.blocking.is_none() {
+            return false;
+        }
+        WORKER_POLLING.with(|w| w.set(true));
+        let polled = self.poll_here(Some(keep_waiting));
+        WORKER_POLLING.with(|w| w.set(false));
+        polled.is_some()
     }
 
     /// Whether a blocking fast body received now may run as a task on the
@@ -486,7 +638,12 @@ fn poll_loop(am: &Am) {
     if let Some(l) = &am.poll.local {
         let _ = l.poller.set(std::thread::current());
     }
+    let blocking = am.poll.blocking.as_ref();
     while !am.stop_poll.load(Ordering::Acquire) {
+        // Announce the CQ wait before looking at the cover (BlockingCover).
+        if let Some(b) = blocking {
+            b.poller_waits.store(true, Ordering::SeqCst);
+        }
         if am.poll.sleep_while_covered() {
             continue;
         }
@@ -498,6 +655,9 @@ fn poll_loop(am: &Am) {
                 st.pending.iter().any(|p| *p) || !am.deferred_nops.is_empty(),
             )
         };
+        if let Some(b) = blocking {
+            b.poller_waits.store(false, Ordering::Release);
+        }
         if k > 0 {
             idle = 0;
             idle_since = std::time::Instant::now();

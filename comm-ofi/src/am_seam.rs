@@ -119,6 +119,13 @@ impl AmPort<'_> {
         self.comm.poll_rx(buf, timeout_ms)
     }
 
+    /// Ends a wait in [`AmPort::poll_rx`] on a blocking CQ at once (or the
+    /// next one, if nobody waits now: the signal stays until a read takes
+    /// it); that read returns no completions.
+    pub fn interrupt_rx_wait(&self) {
+        self.comm.interrupt_rx_wait()
+    }
+
     /// Posts a multi-receive landing zone on the receive endpoint.
     ///
     /// # Safety

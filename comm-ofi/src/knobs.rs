@@ -79,7 +79,7 @@ pub const KNOBS: &[Knob] = &[
     knob("PGAS_NATIVE_AMO", "1", COMM, User, "0: do not ask for native atomics"),
     knob("PGAS_NUM_WORKERS", "the cores this locale owns", COMM, User, "worker threads per locale, each with its own transmit context"),
     knob("PGAS_THREAD_CONTEXTS", "2", COMM, User, "transmit contexts for the init thread and threads that call bind_thread"),
-    knob("PGAS_WORKER_POLL", "1", AM, User, "0: idle shim workers do not poll for incoming AMs"),
+    knob("PGAS_WORKER_POLL", "1", AM, User, "0: idle shim workers do not poll (or, where CQ waits block, wait) for incoming AMs"),
     knob("PGAS_POLL_SPIN_US", "200", COMM, User, "how long an idle poller polls before it blocks on its doorbell"),
     knob("PGAS_AM_LZ_SIZE", "16M", AM, User, "AM landing zones (two halves)"),
     knob("PGAS_AM_HANDLERS", "1", COMM_AM, User, "AM handler threads, each with a transmit context of its own"),

@@ -68,6 +68,17 @@ pub trait Hooks: Send + Sync {
     }
     /// The worker stops polling: it goes to sleep (or the pool stops).
     fn idle_end(&self) {}
+    /// Where waits block (see [`Pool::new`]'s `block_wait`): called by an
+    /// idle worker instead of parking; may wait for incoming requests in
+    /// the poller's place while `keep_waiting()` holds (a request found then
+    /// is queued on this worker). Returns false if it did not wait (the
+    /// worker parks).
+    fn idle_wait(&self, _keep_waiting: &dyn Fn() -> bool) -> bool {
+        false
+    }
+    /// Work was queued or the pool stops: ends a worker's
+    /// [`Hooks::idle_wait`].
+    fn interrupt_idle_wait(&self) {}
 }
 
 /// Hooks that do nothing (unit tests, a pool without a network).
@@ -345,7 +356,12 @@ impl Pool {
             if let Some(th) = self.sleepers.lock().pop() {
                 self.num_sleepers.fetch_sub(1, Ordering::AcqRel);
                 th.unpark();
+                return;
             }
+        }
+        if self.block_wait {
+            // A worker may wait in the receive queue instead (idle_wait).
+            self.hooks.interrupt_idle_wait();
         }
     }
 
@@ -422,6 +438,16 @@ impl Pool {
             }
             if idle < 256 && !self.block_wait {
                 std::thread::yield_now();
+                continue;
+            }
+            // Where waits block: wait for requests in the poller's place
+            // (a request found runs on this worker, no hop), until work is
+            // queued here.
+            if self.block_wait
+                && self
+                    .hooks
+                    .idle_wait(&|| !self.has_work() && !self.stop.load(Ordering::SeqCst))
+            {
                 continue;
             }
             self.hooks.idle_end();
@@ -588,7 +614,8 @@ impl Pool {
 
     /// Stops the workers once the queues are empty and joins them.
     pub fn shutdown(&self) {
-        self.stop.store(true, Ordering::Release);
+        self.stop.store(true, Ordering::SeqCst);
+        self.hooks.interrupt_idle_wait();
         for t in self.sleepers.lock().drain(..) {
             t.unpark();
         }

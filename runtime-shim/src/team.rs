@@ -349,6 +349,15 @@ impl Team {
                     }
                 }
             }
+            // The contributions must be visible before any barrier flag
+            // that lets a member read them: a member learns of us through
+            // others' flags (dissemination), and the modes order a PUT only
+            // with later operations to the same target. Without this a
+            // member could read its slot before our PUT to it landed (seen
+            // once on udp;ofi_rxd: "nothing from rank 0 ... in collective 2").
+            if my_err.is_none() {
+                my_err = rt.comm().force_visible().err().map(Error::from);
+            }
         }
         let fail = if my_err.is_some() {
             self.inner.me as u64 + 1

@@ -15,6 +15,13 @@
 //!   thread slept one second with every locale idle
 //!   (`mapped_probe budget L<me>: threads=.. workers=.. cores_owned=..
 //!   worker_cores=.. idle_cpu_ms=..`); the test asserts the bounds.
+//! * `receive`: locale 0 runs 200 fast on-statements on locale 1 from its
+//!   main thread and 200 from a task, each returning the name of the thread
+//!   that ran the body there, and prints how many ran on a runtime worker,
+//!   the AM handler and the poller (`mapped_probe receive <caller>:
+//!   worker=.. handler=.. poller=.. other=..`): with idle workers polling
+//!   (or, where CQ waits block, waiting) in the poller's place, the body
+//!   runs on the worker that received it, with no hop to the handler.
 //!
 //! Prints `mapped_probe SCENARIO ok` on locale 0; a mismatch exits non-zero.
 
@@ -30,6 +37,7 @@ fn e<E: std::fmt::Display>(e: E) -> String {
 }
 
 const WHERE: FnId = fn_id("mapped-probe.where");
+const THREAD: FnId = fn_id("mapped-probe.thread");
 /// Updates per (thread, target) in `mixed`; `MAPPED_PROBE_ROUNDS` overrides.
 fn rounds() -> u64 {
     std::env::var("MAPPED_PROBE_ROUNDS")
@@ -213,10 +221,59 @@ fn budget(rt: &'static Runtime) -> R {
     rt.barrier().map_err(e)
 }
 
+/// Where the bodies of fast on-statements to locale 1 ran (see the module
+/// docs).
+fn receive(rt: &'static Runtime) -> R {
+    const N: usize = 200;
+    rt.barrier().map_err(e)?;
+    if rt.here() == 0 && rt.num_locales() > 1 {
+        let count = |rt: &'static Runtime| -> R<String> {
+            let mut by = [0usize; 4];
+            for _ in 0..N {
+                let name = rt.on_fast(1, THREAD, &[]).map_err(e)?;
+                let name = String::from_utf8_lossy(&name).into_owned();
+                let k = if name.starts_with("pgas-worker") {
+                    0
+                } else if name.starts_with("pgas-am-handler") {
+                    1
+                } else if name.starts_with("pgas-am-poll") {
+                    2
+                } else {
+                    3
+                };
+                by[k] += 1;
+            }
+            Ok(format!(
+                "worker={} handler={} poller={} other={}",
+                by[0], by[1], by[2], by[3]
+            ))
+        };
+        let main = count(rt)?;
+        let task = rt
+            .spawn(move || count(rt))
+            .map_err(e)?
+            .join()
+            .map_err(e)??;
+        println!("mapped_probe receive main: {main}");
+        println!("mapped_probe receive task: {task}");
+    }
+    rt.barrier().map_err(e)
+}
+
 fn main() -> ExitCode {
     let scenarios: Vec<String> = std::env::args().skip(1).collect();
     let b = Builder::new();
     if let Err(x) = b.register("mapped-probe.where", |c, _| c.here().to_le_bytes().to_vec()) {
+        eprintln!("mapped_probe: {x}");
+        return ExitCode::FAILURE;
+    }
+    if let Err(x) = b.register("mapped-probe.thread", |_, _| {
+        std::thread::current()
+            .name()
+            .unwrap_or("unnamed")
+            .as_bytes()
+            .to_vec()
+    }) {
         eprintln!("mapped_probe: {x}");
         return ExitCode::FAILURE;
     }
@@ -232,6 +289,7 @@ fn main() -> ExitCode {
             "paths" => paths(rt),
             "mixed" => mixed(rt),
             "budget" => budget(rt),
+            "receive" => receive(rt),
             other => Err(format!("unknown scenario {other:?}")),
         };
         match r {

@@ -69,10 +69,16 @@ impl Am {
             self.slots.put(slot);
             return Err(e);
         }
-        let w = self.wait_word(slot);
+        let w = self.wait_word(slot, self.reply_by_message(target));
         let r = self.take_reply(target, slot, w);
         self.slots.put(slot);
         r
+    }
+
+    /// Whether `target`'s reply to a blocking request comes as a Reply
+    /// message into our receive queue.
+    pub(super) fn reply_by_message(&self, target: Locale) -> bool {
+        self.cfg.done == DoneMode::Msg && !self.comm.mapped().maps(target)
     }
 
     /// Reads a reply out of a done slot (or fetches a large one).
@@ -157,7 +163,9 @@ impl Am {
     /// Waits until `w` is nonzero. Progress continues meanwhile (the poller
     /// polls); an executor thread runs other queued bodies, a handler thread
     /// other handler work, so nested and recursive on-statements complete.
-    pub(crate) fn wait_word(&self, slot: u64) -> u64 {
+    /// `by_message`: the reply comes as a Reply message (not stored by a
+    /// mapped target or written by the target's NIC).
+    pub(crate) fn wait_word(&self, slot: u64, by_message: bool) -> u64 {
         let on_handler = IS_HANDLER.with(|h| h.get());
         let mut backoff = self.wait_backoff(32);
         loop {
@@ -177,7 +185,9 @@ impl Am {
             };
             // Poll in the poller's place: the reply is then taken by the
             // thread that waits for it (no hop from the poller).
-            if helped || self.waiter_poll() {
+            let pending = || slot::poll(&HeapSlot(slot)).is_none();
+            let by_message: Option<&dyn Fn() -> bool> = by_message.then_some(&pending);
+            if helped || self.waiter_poll(by_message) {
                 backoff.reset();
                 continue;
             }

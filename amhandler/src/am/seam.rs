@@ -79,7 +79,7 @@ impl AmLayer for Bridge {
         let am = self.am()?;
         // The token is the done slot of the postponed request, ours until
         // returned below.
-        let w = am.wait_word(amo.token);
+        let w = am.wait_word(amo.token, am.reply_by_message(amo.target));
         let r = am.take_reply(amo.target, amo.token, w);
         am.slots.put(amo.token);
         r.map(|_| ()).map_err(into_comm)

@@ -35,6 +35,13 @@ impl Comm {
         self.rx_ep.rx_cq().read(buf, timeout_ms)
     }
 
+    /// Ends a wait in [`Comm::poll_rx`] (see `AmPort::interrupt_rx_wait`).
+    pub(crate) fn interrupt_rx_wait(&self) {
+        if let Err(e) = self.rx_ep.rx_cq().signal() {
+            tracing::warn!("cannot interrupt a wait on the receive queue: {e}");
+        }
+    }
+
     /// Posts a multi-receive landing zone on the receive endpoint, retrying
     /// while the provider says `-FI_EAGAIN`.
     ///

@@ -266,6 +266,15 @@ impl Cq {
         })
     }
 
+    /// Unblocks a thread waiting in [`Cq::read`] on a blocking CQ (its read
+    /// returns `-FI_ECANCELED`, or none if it found completions); on the
+    /// providers here the signal stays set until a read takes it.
+    pub fn signal(&self) -> Result<(), OfiError> {
+        // SAFETY: a live CQ; fi_cq_signal only sets its wait object.
+        let ret = unsafe { sys::fi_cq_signal(self.ptr) };
+        check("fi_cq_signal", ret as i64)
+    }
+
     fn read_error(&self) -> CqError {
         let mut e = sys::fi_cq_err_entry::default();
         // SAFETY: e is a valid, zeroed err entry (err_data_size 0: provider

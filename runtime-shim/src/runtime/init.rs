@@ -444,4 +444,14 @@ impl Hooks for CommHooks {
             rt.am.worker_idle_end();
         }
     }
+    fn idle_wait(&self, keep_waiting: &dyn Fn() -> bool) -> bool {
+        RUNTIME
+            .get()
+            .is_some_and(|rt| rt.am.worker_wait(keep_waiting))
+    }
+    fn interrupt_idle_wait(&self) {
+        if let Some(rt) = RUNTIME.get() {
+            rt.am.interrupt_wait();
+        }
+    }
 }
