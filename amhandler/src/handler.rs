@@ -303,6 +303,9 @@ pub(crate) struct LocalCover {
     stale_checks: u32,
     /// Checks in a row that found it stalled (the poller's own count).
     stale: std::sync::atomic::AtomicU32,
+    /// Checks in a row that found it waiting in the CQ (the poller's own
+    /// count; only where CQ waits block).
+    waited: std::sync::atomic::AtomicU32,
 }
 
 /// How long a covered poller parks on the provider path before it checks
@@ -343,6 +346,7 @@ impl PollShared {
                 },
                 stale_checks: if block_wait { BLOCKING_STALE_CHECKS } else { 1 },
                 stale: std::sync::atomic::AtomicU32::new(0),
+                waited: std::sync::atomic::AtomicU32::new(0),
             }),
             policy,
             state: parking_lot::Mutex::new(PollState {
@@ -395,11 +399,17 @@ impl PollShared {
             b.poller_waits.store(false, Ordering::Release);
         }
         let before = heartbeat();
-        std::thread::park_timeout(l.check);
+        // A coverer seen waiting in the CQ is alive for as long as it waits:
+        // check it less often each time (1 ms doubling to 32 ms), so an idle
+        // locale's poller does not wake a thousand times a second.
+        let waited = l.waited.load(Ordering::Relaxed);
+        std::thread::park_timeout(l.check * (1 << waited.min(5)));
         let waits = self
             .blocking
             .as_ref()
             .is_some_and(|b| b.coverer_waits.load(Ordering::Acquire));
+        l.waited
+            .store(if waits { waited + 1 } else { 0 }, Ordering::Relaxed);
         if heartbeat() != before || waits {
             l.stale.store(0, Ordering::Relaxed);
         } else if l.stale.fetch_add(1, Ordering::Relaxed) + 1 >= l.stale_checks {

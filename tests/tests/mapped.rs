@@ -182,6 +182,35 @@ fn thread_budget() {
     }
 }
 
+/// Where CQ waits block (`sockets`, provider path) an idle worker waits in
+/// the receive queue in the AM poller's place and the covered poller checks
+/// on it less and less often: idle, a locale's threads still use less than
+/// 3 % of a core (the provider's own threads are not ours to count, and
+/// sleep when idle).
+#[test]
+fn thread_budget_where_cq_waits_block() {
+    let r = run(
+        2,
+        "mapped_probe",
+        &["budget"],
+        &[("PGAS_PROVIDER", "sockets"), ("PGAS_LOCAL_PATH", "fabric")],
+    );
+    r.assert_ok("mapped_probe budget on sockets");
+    let lines: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.contains("mapped_probe budget L"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", r.stdout);
+    for l in &lines {
+        let idle: f64 = field(l, "idle_cpu_ms").parse().unwrap();
+        assert!(
+            idle < 30.0,
+            "idle threads used {idle} ms of CPU in one second: {l}"
+        );
+    }
+}
+
 /// The MCM probe (RAW, WAW, MP-AM, AMO visibility, MP-atomic, TASK-END,
 /// handles) on the mapped path, in every mode (fence mode only sockets
 /// has), bound and unbound.
