@@ -34,7 +34,6 @@ use crate::select::{self, SelectRequest, Selection};
 use crate::sync::MutexGuard;
 use crate::Mode;
 use bootstrap::Oob;
-use libfabric_sys as sys;
 use mcm::{Binding, Blocking, Selector, Transport};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -81,7 +80,7 @@ impl GlobalAddr {
 /// What a locale knows about a peer: its address and its heap registration.
 #[derive(Debug, Clone, Copy)]
 struct Peer {
-    fi_addr: sys::fi_addr_t,
+    fi_addr: crate::ofi::FiAddr,
     heap_base: u64,
     heap_size: u64,
     key: u64,
@@ -98,7 +97,7 @@ pub struct ProviderInfo {
     /// MCM mode in force.
     pub mode: Mode,
     /// Memory-registration mode bits.
-    pub mr_mode: u64,
+    pub mr_mode: crate::ofi::MrMode,
     /// Largest single transfer we issue (chunk above it).
     pub max_msg_size: usize,
     /// Largest inject.
@@ -461,7 +460,7 @@ impl Comm {
         let access = crate::heap::HEAP_ACCESS;
         // SAFETY: the heap mapping outlives the MR (drop order in Comm).
         let mr = unsafe { Mr::register(&domain, heap.base(), heap.size(), access, 1)? };
-        let endpoint_mr = prov.mr_mode & sys::FI_MR_ENDPOINT != 0;
+        let endpoint_mr = prov.mr_mode.endpoint();
         let mut tx_mrs = Vec::new();
         if endpoint_mr {
             mr.bind_enable(&rx_ep)?;
@@ -508,7 +507,7 @@ impl Comm {
             Some(_) => statics.unwrap_or_default(),
             None => crate::statics::StaticSegment::default(),
         };
-        let needs_desc = prov.mr_mode & sys::FI_MR_LOCAL != 0;
+        let needs_desc = prov.mr_mode.local();
         let order_dummy = heap.alloc(64, 64)?;
         let mapped_block = heap.alloc(crate::mapped::BLOCK_BYTES, 64)?;
 
@@ -564,7 +563,7 @@ impl Comm {
 
         // Every context reaches every locale's order dummy (same heap offset).
         let dummy_off = order_dummy - heap.base_addr();
-        let virt = prov.mr_mode & sys::FI_MR_VIRT_ADDR != 0;
+        let virt = prov.mr_mode.virt_addr();
         let routes: Arc<[Route]> = peers
             .iter()
             .map(|p| Route {
@@ -608,7 +607,7 @@ impl Comm {
         // atomics on mapped words do not mix with NIC atomics; see mapped.rs).
         let native = if prov.atomics && !mapped.in_use() {
             let ctx = &contexts[0];
-            NativeAtomics::probe(|ty, op, kind| ctx.atomic_valid(ty.datatype(), op.fi_op(), kind))
+            NativeAtomics::probe(|ty, op, form| ctx.atomic_valid(ty, op, form))
         } else {
             NativeAtomics::none()
         };
@@ -853,7 +852,7 @@ impl Comm {
         let inside =
             at.addr >= p.heap_base && at.addr.checked_add(len as u64).is_some_and(|e| e <= end);
         if !inside && p.statics.contains(at.addr, len) {
-            let addr = if self.prov.mr_mode & sys::FI_MR_VIRT_ADDR != 0 {
+            let addr = if self.prov.mr_mode.virt_addr() {
                 at.addr
             } else {
                 at.addr - p.statics.base
@@ -873,7 +872,7 @@ impl Comm {
                 end,
             });
         }
-        let addr = if self.prov.mr_mode & sys::FI_MR_VIRT_ADDR != 0 {
+        let addr = if self.prov.mr_mode.virt_addr() {
             at.addr
         } else {
             at.addr - p.heap_base
@@ -894,7 +893,7 @@ impl Comm {
     }
 
     fn needs_bounce(&self, ptr: *const u8, len: usize) -> bool {
-        self.prov.mr_mode & sys::FI_MR_LOCAL != 0 && !self.heap.contains(ptr as u64, len)
+        self.prov.mr_mode.local() && !self.heap.contains(ptr as u64, len)
     }
 }
 

@@ -3,6 +3,7 @@
 //! sends from any thread or from the AM progress thread.
 
 use super::*;
+use crate::ofi::Posted;
 
 impl Comm {
     /// Installs the AM layer (see [`crate::am_seam`]): proofs of native-AMO
@@ -47,36 +48,31 @@ impl Comm {
         len: usize,
         context: usize,
     ) -> Result<()> {
-        let desc = if self.prov.mr_mode & sys::FI_MR_LOCAL != 0 {
+        let desc = if self.prov.mr_mode.local() {
             self.mr.desc()
         } else {
             std::ptr::null_mut()
         };
         loop {
-            let ret = {
+            let posted = {
                 let _g = self.rx_serial.as_ref().map(|l| l.lock());
                 // SAFETY: forwarded from the caller's guarantee.
-                unsafe {
-                    self.rx_ep
-                        .post_multi_recv(buf, len, desc, context as *mut std::ffi::c_void)
-                }
+                unsafe { self.rx_ep.recv_multi(buf, len, desc, context) }
             };
-            if ret == -(sys::FI_EAGAIN as isize) {
-                let mut b = [CqEntry::default(); 1];
-                let _ = self.poll_rx(&mut b[..0], 0);
-                std::thread::yield_now();
-                continue;
+            match posted.map_err(Error::Ofi)? {
+                Posted::Done => return Ok(()),
+                Posted::TryAgain => {
+                    let mut b = [CqEntry::default(); 1];
+                    let _ = self.poll_rx(&mut b[..0], 0);
+                    std::thread::yield_now();
+                }
             }
-            return crate::error::check("fi_recvmsg(FI_MULTI_RECV)", ret as i64)
-                .map_err(Error::Ofi);
         }
     }
 
     /// Sets `FI_OPT_MIN_MULTI_RECV` on the receive endpoint.
     pub(crate) fn set_min_multi_recv(&self, bytes: usize) -> Result<()> {
-        self.rx_ep
-            .set_opt_usize(sys::FI_OPT_MIN_MULTI_RECV as i32, bytes)
-            .map_err(Error::Ofi)
+        self.rx_ep.set_min_multi_recv(bytes).map_err(Error::Ofi)
     }
 
     /// Sends the AM request `msg` to `target`'s receive endpoint through the
