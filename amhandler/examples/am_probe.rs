@@ -81,7 +81,7 @@ fn register(reg: &Registry) -> R<Ids> {
             .map_err(e)?,
         count: reg
             .register("count", |c, _| {
-                COUNT[c.caller() as usize].fetch_add(1, Ordering::AcqRel);
+                COUNT[c.caller()].fetch_add(1, Ordering::AcqRel);
                 Vec::new()
             })
             .map_err(e)?,
@@ -95,7 +95,7 @@ fn register(reg: &Registry) -> R<Ids> {
             .map_err(e)?,
         seq: reg
             .register("seq", |c, a| {
-                let want = NEXT_SEQ[c.caller() as usize].fetch_add(1, Ordering::AcqRel);
+                let want = NEXT_SEQ[c.caller()].fetch_add(1, Ordering::AcqRel);
                 if u64_of(a) != want {
                     ORDER_VIOLATIONS.fetch_add(1, Ordering::AcqRel);
                 }
@@ -145,7 +145,7 @@ fn register(reg: &Registry) -> R<Ids> {
                     None => Vec::new(),
                     Some((first, rest)) => c
                         .am()
-                        .execute_on(*first as u32, amhandler::fn_id("chain"), rest)
+                        .execute_on(usize::from(*first), amhandler::fn_id("chain"), rest)
                         .expect("nested chain"),
                 };
                 out.push(c.here() as u8);
@@ -303,7 +303,7 @@ fn kinds(am: &Am, ids: &Ids) -> R {
         .allgather(&scratch_addr)
         .map_err(|e| e.to_string())?;
     for t in 0..n {
-        let a = u64_of(&addrs[t as usize]);
+        let a = u64_of(&addrs[t]);
         for s in [1usize, lim, lim + 1, 1 << 20] {
             let mut dst = vec![0u8; s];
             // SAFETY: the peer's `exposed` vector lives until the barrier below
@@ -315,7 +315,7 @@ fn kinds(am: &Am, ids: &Ids) -> R {
             })?;
         }
         // PUT into the peer's scratch: each locale writes its own 64 KiB window.
-        let sa = u64_of(&scratch_addrs[t as usize]) + me as u64 * (64 << 10);
+        let sa = u64_of(&scratch_addrs[t]) + me as u64 * (64 << 10);
         for s in [1usize, lim + 1, 64 << 10] {
             let src = pattern(s, 77 + me as u64);
             // SAFETY: our window of the peer's scratch, which nobody else touches.
@@ -331,7 +331,7 @@ fn kinds(am: &Am, ids: &Ids) -> R {
         })?;
     }
     am.barrier().map_err(|e| e.to_string())?;
-    for w in 0..n as usize {
+    for w in 0..n {
         let win = &scratch[w * (64 << 10)..(w + 1) * (64 << 10)];
         check(win == pattern(64 << 10, 77 + w as u64).as_slice(), || {
             format!("AM PUT window of {w} wrong")
@@ -446,7 +446,7 @@ fn nested(am: &Am, ids: &Ids, depth: u64) -> R {
     // on L1 { on L2 { on L0 { } } } from every locale, concurrently.
     let route: Vec<u8> = (1..=3).map(|k| ((am.here() + k) % n) as u8).collect();
     let got = am
-        .execute_on(route[0] as u32, ids.chain, &route[1..])
+        .execute_on(usize::from(route[0]), ids.chain, &route[1..])
         .map_err(|e| format!("chain: {e}"))?;
     let want: Vec<u8> = route.iter().rev().copied().collect();
     check(got == want, || {
@@ -489,7 +489,7 @@ fn amo(am: &Am, comm: &Comm, one_target: bool) -> R {
     let me = am.here();
     let n = am.num_locales();
     // `one`: only the next locale is a target (slow providers).
-    let targets: Vec<u32> = if one_target {
+    let targets: Vec<usize> = if one_target {
         vec![(me + 1) % n]
     } else {
         (0..n).collect()

@@ -28,7 +28,7 @@ use crossbeam_queue::SegQueue;
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -167,7 +167,7 @@ pub struct Am {
     delay_nf: bool,
     pub(crate) stop_poll: AtomicBool,
     pub(crate) stop_handlers: AtomicBool,
-    pub(crate) shutdowns: AtomicU32,
+    pub(crate) shutdowns: AtomicUsize,
     finalized: AtomicBool,
     pub(crate) poller: Mutex<Option<JoinHandle<()>>>,
     pub(crate) handlers: Mutex<Vec<JoinHandle<()>>>,
@@ -244,7 +244,7 @@ impl Am {
             block_wait,
             stop_poll: AtomicBool::new(false),
             stop_handlers: AtomicBool::new(false),
-            shutdowns: AtomicU32::new(0),
+            shutdowns: AtomicUsize::new(0),
             finalized: AtomicBool::new(false),
             poller: Mutex::new(None),
             handlers: Mutex::new(Vec::new()),

@@ -135,7 +135,7 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
     check_handlers(&comm, cfg.handlers)?;
     check_core(cfg.handler_core)?;
     let half = cfg.lz_half();
-    let n = comm.num_locales() as usize;
+    let n = comm.num_locales();
     // Every request fits: the provider retires a half once less than this is
     // left in it (locales x contexts x largest request, as the original,
     // capped at 10 % of a half and never below one request).

@@ -259,7 +259,7 @@ impl Comm {
                 form,
             };
             self.selector
-                .amo(ctx, owner as usize, atomic, policy_kind(op, fetch))
+                .amo(ctx, owner, atomic, policy_kind(op, fetch))
                 .map_err(crate::comm::peer_err("atomic", 0, owner))?;
             let (_, _, r) = ctx.scratch_words();
             let mut out = [0u8; 8];

@@ -50,8 +50,10 @@ use idle::spawn_progress;
 pub use idle::IdlePolicy;
 pub use rma::NbHandle;
 
-/// A locale number.
-pub type Locale = u32;
+/// A locale number, `0..num_locales`: the policy's own (`mcm::Locale`, a
+/// `usize`), so a locale indexes per-locale tables and reaches the policy
+/// without a conversion. Wire formats that carry one store it as `u32`.
+pub use mcm::Locale;
 
 /// An address in some locale's registered heap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -277,7 +279,7 @@ impl Comm {
 
     /// Starts the comm layer with an explicit bootstrap and configuration.
     pub fn init_with(oob: Box<dyn Oob>, mut cfg: Config) -> Result<Arc<Comm>> {
-        let me = oob.rank() as Locale;
+        let me = oob.rank();
         // From here on, peers may come to wait for us: an exit before
         // finalize must fail the job (docs/launcher.md, failure guarantees).
         oob.guard_exit()?;
@@ -285,13 +287,13 @@ impl Comm {
 
         // Which hosts: shm only reaches locales on this one, the mapped path
         // only those, and co-located locales share the cores.
-        let key = crate::mapped::host_key(cfg.test_hostnames.as_deref(), me as usize)?;
+        let key = crate::mapped::host_key(cfg.test_hostnames.as_deref(), me)?;
         let keys = oob
             .allgather(key.as_bytes())?
             .into_iter()
             .map(|k| String::from_utf8_lossy(&k).into_owned())
             .collect();
-        let hosts = HostLayout::new(keys, me as usize);
+        let hosts = HostLayout::new(keys, me);
         let single_host = hosts.single_host();
         if !cfg.num_workers_set {
             let cores = std::thread::available_parallelism()
@@ -348,8 +350,8 @@ impl Comm {
         sel: Selection,
         hosts: HostLayout,
     ) -> Result<Arc<Comm>> {
-        let me = oob.rank() as Locale;
-        let n = oob.size() as Locale;
+        let me = oob.rank();
+        let n = oob.size();
         let info = &sel.info;
         let wait = cfg
             .cq_wait
@@ -395,7 +397,7 @@ impl Comm {
             .saturating_sub(1)
             .max(1)
             .min(cfg.max_tx_contexts.unwrap_or(usize::MAX))
-            .min(av_limit.map_or(usize::MAX, |l| (l / n as usize).saturating_sub(1)));
+            .min(av_limit.map_or(usize::MAX, |l| (l / n).saturating_sub(1)));
         let num_ctx = budget.min(wanted);
         let layout = Layout::plan(
             num_ctx,
@@ -403,7 +405,7 @@ impl Comm {
             cfg.num_workers,
             cfg.thread_contexts,
         )
-        .map_err(|e| crate::quirks::explain_av_limit(e, &prov.name, av_limit, n as usize, &cfg))?;
+        .map_err(|e| crate::quirks::explain_av_limit(e, &prov.name, av_limit, n, &cfg))?;
         if !layout.workers_bound && num_ctx < wanted && av_limit.is_some() {
             tracing::info!(
                 "PGAS_NUM_WORKERS={}: {} reaches at most {} endpoints per locale from {n} \
@@ -415,8 +417,8 @@ impl Comm {
             );
         }
         let av_count = match av_limit {
-            Some(_) => n as usize * (num_ctx + 1),
-            None => n as usize * (num_ctx + 1) * 2,
+            Some(_) => n * (num_ctx + 1),
+            None => n * (num_ctx + 1) * 2,
         };
         let av = Av::open(&domain, av_count)?;
         let rx_cq = Cq::open(&domain, 1024, wait)?;
@@ -522,7 +524,7 @@ impl Comm {
         reg.extend_from_slice(&own_statics.size.to_le_bytes());
         reg.extend_from_slice(&static_mr.as_ref().map_or(0, |m| m.key()).to_le_bytes());
         let regs = oob.allgather(&reg)?;
-        let mut peers = Vec::with_capacity(n as usize);
+        let mut peers = Vec::with_capacity(n);
         for (i, r) in regs.iter().enumerate() {
             if r.len() != 48 {
                 return Err(exchange_err(format!(
@@ -784,10 +786,7 @@ impl Comm {
                 base: self.heap.base_addr(),
                 end: self.heap.base_addr() + self.heap.size() as u64,
             })?;
-        Ok(GlobalAddr::new(
-            locale,
-            self.peers[locale as usize].heap_base + off,
-        ))
+        Ok(GlobalAddr::new(locale, self.peers[locale].heap_base + off))
     }
 
     /// The address on `locale` of the static at `local` here (the
@@ -796,7 +795,7 @@ impl Comm {
     /// locale's registered static data is an error naming it.
     pub fn static_addr(&self, local: u64, locale: Locale) -> Result<GlobalAddr> {
         self.check_locale(locale)?;
-        let mine = self.peers[self.me as usize].statics;
+        let mine = self.peers[self.me].statics;
         if !mine.contains(local, 1) {
             return Err(Error::Unsupported(format!(
                 "{local:#x} is not in this program's registered static data ({})",
@@ -807,7 +806,7 @@ impl Comm {
                 }
             )));
         }
-        let theirs = self.peers[locale as usize].statics;
+        let theirs = self.peers[locale].statics;
         if theirs.size != mine.size {
             return Err(Error::Unsupported(format!(
                 "locale {locale} registered {} bytes of static data, this one {}: not the same \
@@ -821,10 +820,7 @@ impl Comm {
     /// Whether `len` bytes at `at` are registered static data of its locale
     /// (not an allocation of its heap).
     pub fn is_static(&self, at: GlobalAddr, len: usize) -> bool {
-        (at.locale as usize) < self.peers.len()
-            && self.peers[at.locale as usize]
-                .statics
-                .contains(at.addr, len)
+        at.locale < self.peers.len() && self.peers[at.locale].statics.contains(at.addr, len)
     }
 
     fn check_locale(&self, locale: Locale) -> Result<()> {
@@ -847,7 +843,7 @@ impl Comm {
     /// Validates a remote range and turns it into provider addressing.
     pub(crate) fn remote(&self, at: GlobalAddr, len: usize) -> Result<RemoteBuf> {
         self.check_locale(at.locale)?;
-        let p = &self.peers[at.locale as usize];
+        let p = &self.peers[at.locale];
         let end = p.heap_base + p.heap_size;
         let inside =
             at.addr >= p.heap_base && at.addr.checked_add(len as u64).is_some_and(|e| e <= end);

@@ -90,7 +90,7 @@ pub struct Route {
 #[derive(Debug)]
 pub struct ProofRequest {
     /// The locale it goes to.
-    pub target: u32,
+    pub target: crate::comm::Locale,
     /// Start of the encoded request, in the registered heap.
     pub msg: *const u8,
     /// Its length.
@@ -574,7 +574,7 @@ impl Transport for TxContext {
         self.count_fence(flags);
         self.diag.count(crate::diag::Counter::ForceProof);
         if let Some(prover) = self.prover.get().cloned() {
-            let req = prover.prepare_proof(target as u32)?;
+            let req = prover.prepare_proof(target)?;
             let local = LocalBuf {
                 ptr: req.msg as *mut u8,
                 len: req.len,

@@ -4,6 +4,7 @@
 //! `fi_strerror` text; every bad input names the bad value, so a user can see
 //! what to change without a debugger.
 
+use crate::comm::Locale;
 pub use crate::ofi::error::{strerror, OfiError};
 
 /// Result alias for the comm layer.
@@ -53,9 +54,9 @@ pub enum Error {
     )]
     InvalidLocale {
         /// The bad locale.
-        locale: u32,
+        locale: Locale,
         /// The job size.
-        num_locales: u32,
+        num_locales: Locale,
     },
     /// A remote address outside the target's registered memory.
     #[error(
@@ -64,7 +65,7 @@ pub enum Error {
     )]
     AddressOutOfHeap {
         /// Target locale.
-        locale: u32,
+        locale: Locale,
         /// The address.
         addr: u64,
         /// Length of the access.
@@ -88,7 +89,7 @@ pub enum Error {
     #[error("address {addr:#x} on locale {locale} is not {align}-byte aligned for a {what}")]
     Misaligned {
         /// Target locale.
-        locale: u32,
+        locale: Locale,
         /// The address.
         addr: u64,
         /// Required alignment.
@@ -101,7 +102,7 @@ pub enum Error {
     #[error("cannot free address {addr:#x} of locale {locale}: {reason}")]
     BadFree {
         /// The locale the address was given for.
-        locale: u32,
+        locale: Locale,
         /// The address.
         addr: u64,
         /// What the address is instead.
@@ -114,7 +115,7 @@ pub enum Error {
         /// "PUT of 8 bytes", "GET of 4096 bytes", "atomic", "active message"...
         op: String,
         /// The peer.
-        locale: u32,
+        locale: Locale,
         /// What libfabric said.
         source: OfiError,
     },

@@ -348,7 +348,7 @@ impl Mapped {
     /// included) and the range lies inside it.
     #[inline]
     pub fn translate(&self, locale: Locale, addr: u64, len: usize) -> Option<*mut u8> {
-        let s = self.slots.get(locale as usize)?;
+        let s = self.slots.get(locale)?;
         let end = addr.checked_add(len as u64)?;
         if addr >= s.lo && end <= s.hi {
             Some(addr.wrapping_add(s.delta) as *mut u8)
@@ -360,11 +360,7 @@ impl Mapped {
     /// Whether this locale reaches `locale`'s heap by mapping (not itself).
     #[inline]
     pub fn maps(&self, locale: Locale) -> bool {
-        locale as usize != self.me
-            && self
-                .slots
-                .get(locale as usize)
-                .is_some_and(|s| s.lo <= s.hi)
+        locale != self.me && self.slots.get(locale).is_some_and(|s| s.lo <= s.hi)
     }
 
     /// Whether any locale of the job maps another (atomics are then CPU
@@ -394,7 +390,7 @@ impl Mapped {
     /// (and before) every send to a mapped peer.
     #[inline]
     pub fn ring(&self, locale: Locale) {
-        let Some(s) = self.slots.get(locale as usize) else {
+        let Some(s) = self.slots.get(locale) else {
             return;
         };
         if s.lo > s.hi {

@@ -190,7 +190,7 @@ pub struct PoolConfig {
     /// whose progress thread starves when we spin: `sockets`).
     pub block_wait: bool,
     /// Thread names are `pgas-worker-<locale>-<i>`.
-    pub locale: u32,
+    pub locale: comm_ofi::Locale,
 }
 
 impl Pool {

@@ -18,7 +18,7 @@
 //!
 //! Prints `mapped_probe SCENARIO ok` on locale 0; a mismatch exits non-zero.
 
-use runtime_shim::{fn_id, Builder, Dist, FnId, Runtime};
+use runtime_shim::{fn_id, Builder, Dist, FnId, Locale, Runtime};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -75,13 +75,13 @@ fn hammer(rt: &'static Runtime, counts: &Dist<u64>, slots: &Dist<u64>, who: u64)
     rt.unordered_fence().map_err(e)?;
     // Patterns: slot [me * 2 + who] on every locale.
     for t in 0..n {
-        let p = slots.at(t).map_err(e)?.add(me as usize * 2 + who as usize);
+        let p = slots.at(t).map_err(e)?.add(me * 2 + who as usize);
         rt.put_value(p, pattern(me, t, who)).map_err(e)?;
     }
     Ok(())
 }
 
-fn pattern(from: u32, to: u32, who: u64) -> u64 {
+fn pattern(from: Locale, to: Locale, who: u64) -> u64 {
     0x5eed_0000_0000 + ((from as u64) << 16) + ((to as u64) << 4) + who
 }
 
@@ -89,7 +89,7 @@ fn mixed(rt: &'static Runtime) -> R {
     let n = rt.num_locales();
     let me = rt.here();
     let counts = Arc::new(rt.alloc_all::<u64>(8).map_err(e)?);
-    let slots = Arc::new(rt.alloc_all::<u64>(2 * n as usize).map_err(e)?);
+    let slots = Arc::new(rt.alloc_all::<u64>(2 * n).map_err(e)?);
     rt.barrier().map_err(e)?;
     let (c2, s2) = (counts.clone(), slots.clone());
     let task = rt.spawn(move || hammer(rt, &c2, &s2, 1)).map_err(e)?;
@@ -108,10 +108,7 @@ fn mixed(rt: &'static Runtime) -> R {
     for t in 0..n {
         for from in 0..n {
             for who in 0..2u64 {
-                let p = slots
-                    .at(t)
-                    .map_err(e)?
-                    .add(from as usize * 2 + who as usize);
+                let p = slots.at(t).map_err(e)?.add(from * 2 + who as usize);
                 let v = rt.get_value(p).map_err(e)?;
                 if v != pattern(from, t, who) {
                     return Err(format!(

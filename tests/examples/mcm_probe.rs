@@ -23,7 +23,7 @@
 //! check, the target, the size and the round.
 
 use amhandler::{Am, Options, Registry};
-use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr};
+use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr, Locale};
 use pgas_tests::e;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,7 +47,7 @@ struct Probe {
 }
 
 impl Probe {
-    fn remote_word(&self, t: u32, addr: u64) -> R<u64> {
+    fn remote_word(&self, t: Locale, addr: u64) -> R<u64> {
         let r = self
             .am
             .execute_on(t, self.read_word, &addr.to_le_bytes())
@@ -67,9 +67,7 @@ impl Probe {
                         .symmetric(base, t)
                         .map_err(e("symmetric"))?
                         .offset((self.comm.here() as u64) << 16);
-                    let v: Vec<u8> = (0..size)
-                        .map(|i| (i + round * 7 + t as usize) as u8)
-                        .collect();
+                    let v: Vec<u8> = (0..size).map(|i| (i + round * 7 + t) as u8).collect();
                     self.comm.put(x, &v).map_err(e("put"))?;
                     let mut got = vec![0u8; size];
                     self.comm.get(&mut got, x).map_err(e("get"))?;
@@ -140,9 +138,7 @@ impl Probe {
             let d = self.comm.symmetric(base, t).map_err(e("symmetric"))?;
             for &size in &sizes {
                 for round in 0..self.rounds {
-                    let v: Vec<u8> = (0..size)
-                        .map(|i| (i * 3 + round + me as usize) as u8)
-                        .collect();
+                    let v: Vec<u8> = (0..size).map(|i| (i * 3 + round + me) as u8).collect();
                     self.comm.put(d, &v).map_err(e("put"))?;
                     let mut args = d.addr.to_le_bytes().to_vec();
                     args.extend_from_slice(&(size as u64).to_le_bytes());
@@ -260,7 +256,7 @@ impl Probe {
         let src: Vec<[u8; 64]> = (0..K).map(|i| [(i as u8) ^ (me as u8 * 16); 64]).collect();
         let targets: Vec<GlobalAddr> = (0..K)
             .map(|i| {
-                let t = (me + 1 + i as u32 % n.max(1)) % n;
+                let t = (me + 1 + i % n.max(1)) % n;
                 self.comm
                     .symmetric(base, t)
                     .map(|a| a.offset(64 * (me as u64 * K as u64 + i as u64)))
@@ -308,7 +304,7 @@ impl Probe {
     }
 }
 
-fn run() -> R<(u32, String)> {
+fn run() -> R<(Locale, String)> {
     let comm = Comm::init().map_err(e("init"))?;
     let reg = Registry::new();
     let read_word = reg
@@ -362,7 +358,7 @@ fn run() -> R<(u32, String)> {
         sum_bytes,
         rounds,
     };
-    let n = comm.num_locales() as usize;
+    let n = comm.num_locales();
     // Allocated in the same order everywhere: symmetric addresses line up.
     let area = comm.alloc(64 << 10, 4096).map_err(e("alloc"))?;
     let raw_area = comm.alloc((64 << 10) * n, 4096).map_err(e("alloc"))?;

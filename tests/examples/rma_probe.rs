@@ -4,15 +4,13 @@
 //! every 64-bit AMO against every locale, and feeds the API bad input. Prints
 //! `rma_probe ok` on locale 0; any mismatch exits non-zero with the details.
 
-use comm_ofi::{AmoOp, AmoType, Comm, Error, GlobalAddr};
+use comm_ofi::{AmoOp, AmoType, Comm, Error, GlobalAddr, Locale};
 use std::process::ExitCode;
 
 const MAX: usize = 4 << 20;
 
-fn pattern(from: u32, to: u32, size: usize, i: usize) -> u8 {
-    (i as u32)
-        .wrapping_mul(31)
-        .wrapping_add(from * 7 + to * 3 + size as u32) as u8
+fn pattern(from: Locale, to: Locale, size: usize, i: usize) -> u8 {
+    i.wrapping_mul(31).wrapping_add(from * 7 + to * 3 + size) as u8
 }
 
 fn rma(comm: &Comm) -> Result<(), String> {
@@ -21,9 +19,7 @@ fn rma(comm: &Comm) -> Result<(), String> {
     let inject = comm.provider().inject_size;
     let sizes = [1usize, 8, inject + 1, 64 << 10, MAX];
     // One MAX slot per writer on every locale.
-    let slots = comm
-        .alloc(MAX * n as usize, 4096)
-        .map_err(|e| e.to_string())?;
+    let slots = comm.alloc(MAX * n, 4096).map_err(|e| e.to_string())?;
     let src = comm.alloc(MAX, 4096).map_err(|e| e.to_string())?;
     for &size in &sizes {
         // Source from the heap (registered) for even sizes, from a Vec otherwise.
@@ -33,7 +29,7 @@ fn rma(comm: &Comm) -> Result<(), String> {
             let dst = comm
                 .symmetric(slots, t)
                 .map_err(|e| e.to_string())?
-                .offset((me as usize * MAX) as u64);
+                .offset((me * MAX) as u64);
             if size % 2 == 0 {
                 // SAFETY: src is a MAX-byte heap allocation of ours; size <= MAX.
                 let buf = unsafe { std::slice::from_raw_parts_mut(src.addr as *mut u8, size) };
@@ -50,7 +46,7 @@ fn rma(comm: &Comm) -> Result<(), String> {
         // Check what every writer left here, through the local path.
         for w in 0..n {
             let mut got = vec![0u8; size];
-            comm.get(&mut got, slots.offset((w as usize * MAX) as u64))
+            comm.get(&mut got, slots.offset((w * MAX) as u64))
                 .map_err(|e| e.to_string())?;
             if let Some(i) = (0..size).find(|&i| got[i] != pattern(w, me, size, i)) {
                 return Err(format!(
@@ -65,7 +61,7 @@ fn rma(comm: &Comm) -> Result<(), String> {
             let from = comm
                 .symmetric(slots, t)
                 .map_err(|e| e.to_string())?
-                .offset((me as usize * MAX) as u64);
+                .offset((me * MAX) as u64);
             let mut got = vec![0u8; size];
             comm.get(&mut got, from)
                 .map_err(|e| format!("get {size} B from {t}: {e}"))?;
@@ -80,13 +76,14 @@ fn rma(comm: &Comm) -> Result<(), String> {
 
 fn amos(comm: &Comm) -> Result<(), String> {
     let me = comm.here();
-    let n = comm.num_locales() as u64;
+    let locales = comm.num_locales();
+    let n = locales as u64;
     let words = comm.alloc(64, 64).map_err(|e| e.to_string())?;
-    let e = |s: &str, t: u32, err: Error| format!("{s} on locale {t}: {err}");
+    let e = |s: &str, t: Locale, err: Error| format!("{s} on locale {t}: {err}");
     comm.barrier().map_err(|e| e.to_string())?;
     // fetch-add: everybody adds me+1 to word 0 of every locale, twice.
     let mut olds = Vec::new();
-    for t in 0..n as u32 {
+    for t in 0..locales {
         let w = comm.symmetric(words, t).map_err(|e| e.to_string())?;
         for _ in 0..2 {
             olds.push(
@@ -100,7 +97,7 @@ fn amos(comm: &Comm) -> Result<(), String> {
     }
     comm.barrier().map_err(|e| e.to_string())?;
     let sum: u64 = 2 * (1..=n).sum::<u64>();
-    for t in 0..n as u32 {
+    for t in 0..locales {
         let w = comm.symmetric(words, t).map_err(|e| e.to_string())?;
         let v = comm
             .amo(w, AmoType::I64, AmoOp::Read, 0, 0, true)
@@ -121,7 +118,7 @@ fn amos(comm: &Comm) -> Result<(), String> {
     comm.barrier().map_err(|e| e.to_string())?;
     // compare-and-swap race for word 2 of every locale: exactly one winner.
     let mut wins = 0u64;
-    for t in 0..n as u32 {
+    for t in 0..locales {
         let w = comm
             .symmetric(words, t)
             .map_err(|e| e.to_string())?
@@ -150,7 +147,7 @@ fn amos(comm: &Comm) -> Result<(), String> {
         ));
     }
     // write / swap on my own word 4 of every locale, then read back.
-    for t in 0..n as u32 {
+    for t in 0..locales {
         let w = comm
             .symmetric(words, t)
             .map_err(|e| e.to_string())?
@@ -158,7 +155,7 @@ fn amos(comm: &Comm) -> Result<(), String> {
         let _ = w;
     }
     let mine = comm
-        .symmetric(words, ((me as u64 + 1) % n) as u32)
+        .symmetric(words, (me + 1) % locales)
         .map_err(|e| e.to_string())?
         .offset(32);
     comm.amo(mine, AmoType::I64, AmoOp::Write, 0xAAAA, 0, false)

@@ -95,7 +95,7 @@ impl Comm {
                 len: msg.len(),
                 desc: self.local_desc(ctx, msg.as_ptr(), msg.len()),
             };
-            self.selector.send(ctx, target as usize, SendOp { local })
+            self.selector.send(ctx, target, SendOp { local })
         })
         .map_err(peer_err("active message", msg.len(), target))?;
         self.mapped.ring(target);
@@ -126,7 +126,7 @@ impl Comm {
             });
         }
         let mut ctx = self.contexts.lock(PROGRESS_CTX);
-        match ctx.inject_send(target as usize, msg) {
+        match ctx.inject_send(target, msg) {
             Ok(()) => {
                 self.mapped.ring(target);
                 Ok(true)
