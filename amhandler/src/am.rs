@@ -150,7 +150,7 @@ pub struct Am {
     pub(crate) here: Locale,
     pub(crate) n: Locale,
     pub(crate) hq: SegQueue<Work>,
-    /// No-op answers the progress thread could not send yet (queue full).
+    /// No-op answers the AM poller could not send yet (queue full).
     pub(crate) deferred_nops: SegQueue<Header>,
     /// Handler threads asleep for lack of work.
     pub(crate) idle: Idle,

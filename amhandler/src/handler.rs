@@ -162,7 +162,7 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
 
     am.reserve_buffers()?;
     let port = comm.am_port();
-    port.take_over_progress();
+    port.take_over_polling();
     port.set_min_multi_recv(min_multi_recv)?;
     for i in 0..2 {
         // SAFETY: each half is a distinct part of a heap allocation that the
@@ -185,8 +185,8 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
         format!("pgas-am-poll-{}", comm.here()),
         Box::new(move || {
             pin(core, "poller");
-            if let Err(e) = a.comm.am_port().bind_progress_thread() {
-                a.abort(&format!("AM progress thread: {e}"));
+            if let Err(e) = a.comm.am_port().bind_am_poller() {
+                a.abort(&format!("AM poller: {e}"));
             }
             poll_loop(&a)
         }),
@@ -437,7 +437,7 @@ fn step(am: &Am, st: &mut PollState, timeout: i32) -> usize {
             st.pending[h] = true;
         }
     }
-    if let Err(e) = am.comm.am_port().reap_progress_sends() {
+    if let Err(e) = am.comm.am_port().reap_poller_sends() {
         am.abort(&format!("a no-op answer failed: {e}"));
     }
     // No-op answers that found a full transmit queue: retry now that

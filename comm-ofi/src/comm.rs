@@ -3,9 +3,10 @@
 //! `Comm::init` runs the start-up sequence: read the environment, learn rank
 //! and size from the bootstrap, choose provider and MCM mode (locale 0
 //! decides), open fabric/domain/AV/CQs and endpoints, register the heap,
-//! exchange endpoint names and memory keys, and start the progress thread
-//! that lets peers' RMA against this locale complete on providers with
-//! manual progress.
+//! exchange endpoint names and memory keys, and start the start-up progress
+//! thread (`pgas-progress`) that lets peers' RMA against this locale
+//! complete on providers with manual progress until an AM layer's poller
+//! takes the receive queue over.
 //!
 //! The entry points do the mode-independent work (validation, the local
 //! shortcut, remote addressing, bounce buffers) and hand the operation to the
@@ -17,7 +18,8 @@
 //! `threads` which context a thread uses, `rma` PUT/GET and their
 //! non-blocking handles, `boundary` the MCM boundaries, barrier and
 //! finalize, `am_service` what the AM layer is offered, `idle` the pollers'
-//! idle policy and the progress thread; the atomics are in `crate::atomics`.
+//! idle policy and the start-up progress thread; the atomics are in
+//! `crate::atomics`.
 
 use crate::am_seam::{AmLayer, AmPort};
 use crate::amo::{AmoType, NativeAtomics};
@@ -46,7 +48,7 @@ mod idle;
 mod rma;
 mod threads;
 
-use idle::spawn_progress;
+use idle::spawn_startup_progress;
 pub use idle::IdlePolicy;
 pub use rma::NbHandle;
 
@@ -134,8 +136,8 @@ pub(crate) fn note_fabric_work() {
     FABRIC_DIRTY.with(|f| f.set(true));
 }
 
-// The transmit-context table: `[0]` shared, `[1]` the AM layer's progress
-// thread (it answers no-op requests, the visibility proofs), then
+// The transmit-context table: `[0]` shared, `[1]` the AM poller (it answers
+// no-op requests, the visibility proofs), then
 // `[2..2 + handlers]` one per AM handler, then one per worker, then the
 // contexts for `Comm::bind_thread` (`PGAS_THREAD_CONTEXTS`). The first
 // `2 + handlers` are required (a proof waited for on any context is
@@ -143,8 +145,8 @@ pub(crate) fn note_fabric_work() {
 // When the provider allows fewer contexts than workers need, workers share
 // the rest with every other thread, unbound, and no thread binds one.
 
-/// Index of the AM progress thread's context.
-const PROGRESS_CTX: usize = 1;
+/// Index of the AM poller's context.
+const AM_POLLER_CTX: usize = 1;
 /// Index of AM handler 0's context.
 const FIRST_HANDLER_CTX: usize = 2;
 
@@ -167,7 +169,7 @@ impl Layout {
         if contexts < reserved {
             return Err(Error::Unsupported(format!(
                 "{contexts} transmit contexts available (PGAS_MAX_TX_CONTEXTS or the provider's \
-                 ep_cnt), but at least {reserved} are needed: one shared, one for AM progress \
+                 ep_cnt), but at least {reserved} are needed: one shared, one for the AM poller \
                  and one per AM handler (PGAS_AM_HANDLERS={handlers})"
             )));
         }
@@ -617,7 +619,7 @@ impl Comm {
         let serial_for_rx = serial.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let idle = IdlePolicy::new(&cfg, &prov, &mapped);
-        let progress = spawn_progress(rx_ep.clone(), stop.clone(), serial, idle)?;
+        let progress = spawn_startup_progress(rx_ep.clone(), stop.clone(), serial, idle)?;
 
         if cfg.weaken.is_some() {
             tracing::warn!(
@@ -895,7 +897,7 @@ impl Comm {
 
 impl Drop for Comm {
     fn drop(&mut self) {
-        self.stop_progress();
+        self.stop_startup_progress();
     }
 }
 
@@ -950,7 +952,7 @@ mod tests {
 
     #[test]
     fn layout_gives_thread_contexts_only_after_every_worker() {
-        // [0] shared, [1] progress, [2] handler, [3..5] workers, [5..7] threads.
+        // [0] shared, [1] AM poller, [2] handler, [3..5] workers, [5..7] threads.
         let l = Layout::plan(7, 1, 2, 2).unwrap();
         assert!(l.workers_bound);
         assert_eq!(l.first_worker, 3);

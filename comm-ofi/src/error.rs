@@ -18,7 +18,7 @@ pub enum Error {
     #[error(transparent)]
     Ofi(#[from] OfiError),
     /// The provider's transmit queue is full and the context was told not
-    /// to wait (the AM progress thread, which must keep receiving): nothing
+    /// to wait (the AM poller's, which must keep receiving): nothing
     /// was posted; try again later.
     #[error("{call} would block: the transmit queue is full (retry later)")]
     WouldBlock {

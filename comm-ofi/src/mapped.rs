@@ -1,6 +1,6 @@
 //! The intra-node mapped path: locales on one host map each other's
 //! registered heap, so PUT and GET to them are copies and their atomics CPU
-//! atomics, with no provider, no transmit context and no progress thread of
+//! atomics, with no provider, no transmit context and no receive poller of
 //! the target involved.
 //!
 //! Set-up (in `Comm::open`, collective): every locale that wants the path

@@ -1,6 +1,6 @@
 //! What comm-ofi does for the AM layer (see `am_seam`): installing it, the
 //! receive side (polling the receive CQ, the multi-receive threshold), and
-//! sends from any thread or from the AM progress thread.
+//! sends from any thread or from the AM poller.
 
 use super::*;
 use crate::ofi::Posted;
@@ -103,21 +103,21 @@ impl Comm {
     }
 
     /// Sends a short message (at most the provider's inject size) on the
-    /// AM progress thread's context without waiting for it to complete:
-    /// with providers whose send completion needs the peer's progress
-    /// thread (udp;ofi_rxd acknowledges in software), two progress threads
-    /// waiting on each other's sends would hang. Called by whichever thread
+    /// AM poller's context without waiting for it to complete: with
+    /// providers whose send completion needs the peer's receive poller
+    /// (udp;ofi_rxd acknowledges in software), two pollers waiting on each
+    /// other's sends would hang. Called by whichever thread
     /// polls the receive queue for the AM layer (the poller, or a worker or
     /// waiter polling in its place; the AM layer lets one poll at a time,
     /// and the context's lock serializes them anyway). Returns `Ok(false)`
     /// if the transmit queue is full (nothing sent; try again after
     /// receiving). Bypasses the MCM selector: the message is an answer that
     /// carries no stores of the caller.
-    pub(crate) fn send_from_progress(&self, target: Locale, msg: &[u8]) -> Result<bool> {
+    pub(crate) fn send_from_poller(&self, target: Locale, msg: &[u8]) -> Result<bool> {
         self.check_locale(target)?;
         if msg.len() > self.prov.inject_size {
             return Err(Error::InvalidSize {
-                what: "message sent from the progress thread",
+                what: "message sent from the AM poller",
                 size: msg.len(),
                 reason: format!(
                     "the inject size of {} is {}",
@@ -125,7 +125,7 @@ impl Comm {
                 ),
             });
         }
-        let mut ctx = self.contexts.lock(PROGRESS_CTX);
+        let mut ctx = self.contexts.lock(AM_POLLER_CTX);
         match ctx.inject_send(target, msg) {
             Ok(()) => {
                 self.mapped.ring(target);
@@ -136,10 +136,10 @@ impl Comm {
         }
     }
 
-    /// Reaps completions of [`Comm::send_from_progress`] without waiting.
-    pub(crate) fn reap_progress_sends(&self) -> Result<()> {
+    /// Reaps completions of [`Comm::send_from_poller`] without waiting.
+    pub(crate) fn reap_poller_sends(&self) -> Result<()> {
         self.contexts
-            .lock(PROGRESS_CTX)
+            .lock(AM_POLLER_CTX)
             .progress_nowait()
             .map(|_| ())
     }

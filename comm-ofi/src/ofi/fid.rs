@@ -153,7 +153,7 @@ pub enum WaitMode {
     /// Poll `fi_cq_read` (manual-progress providers, where reading drives progress).
     Spin,
     /// Block in `fi_cq_sread` on the CQ's wait object (auto-progress providers
-    /// with their own progress thread, i.e. `sockets`, which starves when we spin).
+    /// with an internal progress thread, i.e. `sockets`, which starves when we spin).
     Block,
 }
 
