@@ -9,7 +9,9 @@
 //!   locale (so a word gets CPU atomics from co-located locales and AMOs
 //!   through AMs from the others, at the same time), PUTs of a pattern to
 //!   every locale, GETs of everybody's patterns back, and an on-statement to
-//!   every locale; every locale checks its word's exact count.
+//!   every locale; every locale checks its word's exact count. Every locale
+//!   prints one `check NAME ... ok` line per check it passed (the set is
+//!   `pgas_tests::expect::mapped_mixed`).
 //! * `budget`: every locale prints its threads, its workers' cores and the
 //!   CPU time its threads other than the main one used while the main
 //!   thread slept one second with every locale idle
@@ -18,6 +20,7 @@
 //!
 //! Prints `mapped_probe SCENARIO ok` on locale 0; a mismatch exits non-zero.
 
+use pgas_tests::passed;
 use runtime_shim::{fn_id, Builder, Dist, FnId, Locale, Runtime};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -105,6 +108,7 @@ fn mixed(rt: &'static Runtime) -> R {
             rounds()
         ));
     }
+    passed!("mixed_count", "count={mine} locale={me}");
     for t in 0..n {
         for from in 0..n {
             for who in 0..2u64 {
@@ -118,10 +122,13 @@ fn mixed(rt: &'static Runtime) -> R {
                 }
             }
         }
+        passed!("mixed_patterns", "target={t} slots={} locale={me}", 2 * n);
         let r = rt.on(t, WHERE, &[]).map_err(e)?;
         if r != t.to_le_bytes() {
             return Err(format!("locale {me}: on-statement to {t} answered {r:?}"));
         }
+        let answer = usize::from_le_bytes(r.as_slice().try_into().map_err(e)?);
+        passed!("mixed_on", "target={t} answer={answer} locale={me}");
     }
     rt.barrier().map_err(e)
 }

@@ -19,12 +19,15 @@
 //!   and with `wait_any`.
 //!
 //! `MCM_PROBE_ONLY=raw,waw,mp-am,amo,mp-atomic,task-end,nb` runs a subset;
-//! `MCM_PROBE_ROUNDS` sets the rounds (20). Prints `mcm_probe ok` on locale 0; a violation exits non-zero naming the
-//! check, the target, the size and the round.
+//! `MCM_PROBE_ROUNDS` sets the rounds (20). Every locale prints one
+//! `check NAME ... ok` line per check it passed (the set is
+//! `pgas_tests::expect::mcm_probe`), and locale 0 `mcm_probe ok`; a
+//! violation exits non-zero naming the check, the target, the size and the
+//! round.
 
 use amhandler::{Am, Options, Registry};
 use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr, Locale};
-use pgas_tests::e;
+use pgas_tests::{e, expect::MCM_SIZES, passed};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -55,10 +58,20 @@ impl Probe {
         Ok(u64::from_le_bytes(r[..8].try_into().map_err(e("reply"))?))
     }
 
+    /// The sizes of RAW and MP-AM, with their labels.
+    fn sizes(&self) -> [(usize, &'static str); 3] {
+        let s = [8usize, self.comm.provider().inject_size + 1, 64 << 10];
+        [
+            (s[0], MCM_SIZES[0]),
+            (s[1], MCM_SIZES[1]),
+            (s[2], MCM_SIZES[2]),
+        ]
+    }
+
     fn raw(&self, base: GlobalAddr) -> R {
         let n = self.comm.num_locales();
-        let sizes = [8usize, self.comm.provider().inject_size + 1, 64 << 10];
-        for &size in &sizes {
+        let me = self.comm.here();
+        for (size, label) in self.sizes() {
             for round in 0..self.rounds {
                 for t in 0..n {
                     // Every writer has its own 64 KiB on each target.
@@ -80,6 +93,11 @@ impl Probe {
                     }
                 }
             }
+            passed!(
+                "raw",
+                "size={label} bytes={size} targets={n} rounds={} locale={me}",
+                self.rounds
+            );
         }
         Ok(())
     }
@@ -126,6 +144,7 @@ impl Probe {
                     ));
                 }
             }
+            passed!("waw", "target={t} rounds={} locale={me}", self.rounds);
         }
         Ok(())
     }
@@ -133,10 +152,9 @@ impl Probe {
     fn mp_am(&self, base: GlobalAddr) -> R {
         let n = self.comm.num_locales();
         let me = self.comm.here();
-        let sizes = [8usize, self.comm.provider().inject_size + 1, 64 << 10];
         for t in (0..n).filter(|&t| t != me) {
             let d = self.comm.symmetric(base, t).map_err(e("symmetric"))?;
-            for &size in &sizes {
+            for (size, label) in self.sizes() {
                 for round in 0..self.rounds {
                     let v: Vec<u8> = (0..size).map(|i| (i * 3 + round + me) as u8).collect();
                     self.comm.put(d, &v).map_err(e("put"))?;
@@ -155,6 +173,11 @@ impl Probe {
                         ));
                     }
                 }
+                passed!(
+                    "mp_am",
+                    "target={t} size={label} bytes={size} rounds={} locale={me}",
+                    self.rounds
+                );
             }
         }
         Ok(())
@@ -180,6 +203,12 @@ impl Probe {
                     ));
                 }
             }
+            passed!(
+                "amo_visible",
+                "target={t} adds={} native={} locale={me}",
+                self.rounds,
+                self.comm.amo_is_native(AmoType::U64, AmoOp::Add, false)
+            );
         }
         Ok(())
     }
@@ -198,6 +227,7 @@ impl Probe {
                     .amo(f1, AmoType::U64, AmoOp::Write, i, 0, false)
                     .map_err(e("amo write"))?;
             }
+            passed!("mp_atomic", "role=writer flags={rounds} locale=0");
         } else if me == 1 {
             let mut seen = 0;
             while seen < rounds {
@@ -215,6 +245,7 @@ impl Probe {
                     std::hint::spin_loop();
                 }
             }
+            passed!("mp_atomic", "role=reader seen={seen} locale=1");
         }
         self.comm.barrier().map_err(e("barrier"))?;
         Ok(())
@@ -300,6 +331,7 @@ impl Probe {
                 &src[i][..4]
             ));
         }
+        passed!("nb", "puts={K} gets={} locale={me}", back.len());
         Ok(())
     }
 }
@@ -400,6 +432,7 @@ fn run() -> R<(Locale, String)> {
         for round in 1..=p.rounds as u64 {
             p.task_end(slots, round).map_err(at)?;
         }
+        passed!("task_end", "rounds={} slots={n} locale={here}", p.rounds);
     }
     if on("nb") {
         p.nb_handles(nb_area).map_err(at)?;
