@@ -1,7 +1,9 @@
 //! Multi-process checks of the AM layer, run by `tests/tests/am_*.rs` under
 //! `pgasrun`: `am_probe SCENARIO [ARGS]`. Every scenario prints
 //! `am_probe SCENARIO ok` on locale 0 when it passed; any mismatch exits
-//! non-zero with the details.
+//! non-zero with the details. `kinds` also prints, on every locale, one
+//! `check NAME key=value ... ok` line per check it passed (the format of
+//! `pgas_tests::passed!`; the set is `pgas_tests::expect::am_kinds`).
 //!
 //! Scenarios: `kinds` (every AM kind, argument and reply sizes around the
 //! inline limits, AM-mediated RMA, remote failures), `many COUNT` (COUNT
@@ -81,7 +83,7 @@ fn register(reg: &Registry) -> R<Ids> {
             .map_err(e)?,
         count: reg
             .register("count", |c, _| {
-                COUNT[c.caller() as usize].fetch_add(1, Ordering::AcqRel);
+                COUNT[c.caller()].fetch_add(1, Ordering::AcqRel);
                 Vec::new()
             })
             .map_err(e)?,
@@ -95,7 +97,7 @@ fn register(reg: &Registry) -> R<Ids> {
             .map_err(e)?,
         seq: reg
             .register("seq", |c, a| {
-                let want = NEXT_SEQ[c.caller() as usize].fetch_add(1, Ordering::AcqRel);
+                let want = NEXT_SEQ[c.caller()].fetch_add(1, Ordering::AcqRel);
                 if u64_of(a) != want {
                     ORDER_VIOLATIONS.fetch_add(1, Ordering::AcqRel);
                 }
@@ -145,7 +147,7 @@ fn register(reg: &Registry) -> R<Ids> {
                     None => Vec::new(),
                     Some((first, rest)) => c
                         .am()
-                        .execute_on(*first as u32, amhandler::fn_id("chain"), rest)
+                        .execute_on(usize::from(*first), amhandler::fn_id("chain"), rest)
                         .expect("nested chain"),
                 };
                 out.push(c.here() as u8);
@@ -162,6 +164,11 @@ fn register(reg: &Registry) -> R<Ids> {
     })
 }
 
+/// Reports a check that passed: `check NAME FIELDS ok` (see the module docs).
+fn passed(name: &str, fields: std::fmt::Arguments<'_>) {
+    println!("check {name} {fields} ok");
+}
+
 fn check(cond: bool, what: impl FnOnce() -> String) -> R {
     if cond {
         Ok(())
@@ -175,6 +182,7 @@ fn kinds(am: &Am, ids: &Ids) -> R {
     let n = am.num_locales();
     let lim = am.inline_limit();
     let sizes = [0usize, 1, lim, lim + 1, 1 << 20];
+    let labels = ["0", "1", "inline", "inline+1", "1MiB"];
     // Symmetric words (allocated before any AM traffic, same order everywhere):
     // `inbox[s]` on each locale is written by locale s; `back[t]` here by locale t.
     let inbox = am
@@ -187,7 +195,7 @@ fn kinds(am: &Am, ids: &Ids) -> R {
         .map_err(|e| e.to_string())?;
     am.barrier().map_err(|e| e.to_string())?;
     for t in 0..n {
-        for &s in &sizes {
+        for (&s, label) in sizes.iter().zip(labels) {
             let args = pattern(s, (me * 100 + t) as u64);
             let want: Vec<u8> = [(s as u64).to_le_bytes(), fnv(&args).to_le_bytes()].concat();
             let got = am
@@ -202,22 +210,39 @@ fn kinds(am: &Am, ids: &Ids) -> R {
             check(got == want, || {
                 format!("execute_on_fast {s} B to {t}: digest mismatch")
             })?;
-            if s <= lim + 1 {
+            let echo = s <= lim + 1;
+            if echo {
                 let got = am
                     .execute_on(t, ids.echo, &args)
                     .map_err(|e| e.to_string())?;
                 check(got == args, || format!("echo {s} B to {t} mismatch"))?;
             }
+            passed(
+                "exec",
+                format_args!(
+                    "size={label} bytes={s} target={t} echo={} digest={:#x} locale={me}",
+                    if echo { "yes" } else { "no" },
+                    fnv(&args)
+                ),
+            );
         }
         // Replies around the slot's inline limit.
         let rl = am.reply_inline_limit();
-        for s in [0usize, 1, rl, rl + 1, 1 << 20] {
+        let reply_labels = ["0", "1", "reply_inline", "reply_inline+1", "1MiB"];
+        for (s, label) in [0usize, 1, rl, rl + 1, 1 << 20]
+            .into_iter()
+            .zip(reply_labels)
+        {
             let got = am
                 .execute_on(t, ids.reply_n, &(s as u64).to_le_bytes())
                 .map_err(|e| format!("reply {s} B from {t}: {e}"))?;
             check(got == pattern(s, t as u64), || {
                 format!("reply of {s} B from {t} wrong")
             })?;
+            passed(
+                "reply",
+                format_args!("size={label} bytes={s} target={t} locale={me}"),
+            );
         }
         // Non-blocking, every size: counted at the target.
         let before = am
@@ -238,6 +263,10 @@ fn kinds(am: &Am, ids: &Ids) -> R {
                     .map_err(|e| e.to_string())?,
             );
             if c == want {
+                passed(
+                    "nb_count",
+                    format_args!("target={t} ran={} locale={me}", c - before),
+                );
                 break;
             }
             check(c < want, || {
@@ -249,6 +278,7 @@ fn kinds(am: &Am, ids: &Ids) -> R {
             std::thread::sleep(Duration::from_millis(1));
         }
         am.nop(t).map_err(|e| format!("nop {t}: {e}"))?;
+        passed("nop", format_args!("target={t} locale={me}"));
         // A body that panics: the initiator gets an error naming it.
         match am.execute_on(t, ids.panic, b"") {
             Err(amhandler::Error::Remote { locale, msg }) => check(
@@ -257,6 +287,7 @@ fn kinds(am: &Am, ids: &Ids) -> R {
             )?,
             other => return Err(format!("panicking body on {t} returned {other:?}")),
         }
+        passed("remote_panic", format_args!("target={t} locale={me}"));
         // MCM: our PUT is visible to the body; the body's PUT to us is visible on return.
         let word = back_words.offset(8 * t as u64);
         let remote = am
@@ -275,6 +306,10 @@ fn kinds(am: &Am, ids: &Ids) -> R {
         check(seen == v, || {
             format!("body on {t} saw {seen:#x}, we had PUT {v:#x} before the on-statement")
         })?;
+        passed(
+            "put_before_on",
+            format_args!("target={t} seen={seen:#x} locale={me}"),
+        );
         let back = v ^ 0xffff;
         let args = [word.addr.to_le_bytes(), back.to_le_bytes()].concat();
         am.execute_on(t, ids.put_back, &args)
@@ -284,6 +319,10 @@ fn kinds(am: &Am, ids: &Ids) -> R {
         check(got == back, || {
             format!("body on {t} PUT {back:#x} to us, we see {got:#x} after its done")
         })?;
+        passed(
+            "put_after_done",
+            format_args!("target={t} seen={got:#x} locale={me}"),
+        );
     }
     am.barrier().map_err(|e| e.to_string())?;
     // AM-mediated RMA on unregistered memory: every locale exposes a Vec.
@@ -303,8 +342,11 @@ fn kinds(am: &Am, ids: &Ids) -> R {
         .allgather(&scratch_addr)
         .map_err(|e| e.to_string())?;
     for t in 0..n {
-        let a = u64_of(&addrs[t as usize]);
-        for s in [1usize, lim, lim + 1, 1 << 20] {
+        let a = u64_of(&addrs[t]);
+        for (s, label) in [1usize, lim, lim + 1, 1 << 20]
+            .into_iter()
+            .zip(["1", "inline", "inline+1", "1MiB"])
+        {
             let mut dst = vec![0u8; s];
             // SAFETY: the peer's `exposed` vector lives until the barrier below
             // and is not written.
@@ -313,15 +355,25 @@ fn kinds(am: &Am, ids: &Ids) -> R {
             check(dst == pattern(1 << 20, t as u64)[..s], || {
                 format!("AM GET {s} B from {t} wrong")
             })?;
+            passed(
+                "am_get",
+                format_args!("size={label} bytes={s} target={t} locale={me}"),
+            );
         }
         // PUT into the peer's scratch: each locale writes its own 64 KiB window.
-        let sa = u64_of(&scratch_addrs[t as usize]) + me as u64 * (64 << 10);
-        for s in [1usize, lim + 1, 64 << 10] {
+        let sa = u64_of(&scratch_addrs[t]) + me as u64 * (64 << 10);
+        let put_sizes = [1usize, lim + 1, 64 << 10];
+        for s in put_sizes {
             let src = pattern(s, 77 + me as u64);
             // SAFETY: our window of the peer's scratch, which nobody else touches.
             unsafe { am.put_unregistered(t, sa, &src) }
                 .map_err(|e| format!("AM PUT {s} B to {t}: {e}"))?;
         }
+        // Checked by the target once everybody has written (am_put_window).
+        passed(
+            "am_put",
+            format_args!("sizes={} target={t} locale={me}", put_sizes.len()),
+        );
         // A bad address is an error reply, not a crash.
         let mut d = [0u8; 8];
         // SAFETY: deliberately bad address; the target checks it.
@@ -329,24 +381,28 @@ fn kinds(am: &Am, ids: &Ids) -> R {
         check(matches!(r, Err(amhandler::Error::Remote { .. })), || {
             format!("GET at 0x8 on {t}: {r:?}")
         })?;
+        passed("am_get_bad_address", format_args!("target={t} locale={me}"));
     }
     am.barrier().map_err(|e| e.to_string())?;
-    for w in 0..n as usize {
+    for w in 0..n {
         let win = &scratch[w * (64 << 10)..(w + 1) * (64 << 10)];
         check(win == pattern(64 << 10, 77 + w as u64).as_slice(), || {
             format!("AM PUT window of {w} wrong")
         })?;
+        passed("am_put_window", format_args!("from={w} locale={me}"));
     }
     drop(exposed);
     // Bad input is an error at the sender.
     check(am.execute_on(n, ids.echo, b"").is_err(), || {
         "locale out of range accepted".into()
     })?;
+    passed("bad_locale", format_args!("locale={me}"));
     let unknown = amhandler::fn_id("never-registered");
     let e = am.execute_on(0, unknown, b"").unwrap_err().to_string();
     check(e.contains("not registered"), || {
         format!("unregistered id: {e}")
     })?;
+    passed("unregistered_id", format_args!("locale={me}"));
     am.barrier().map_err(|e| e.to_string())?;
     Ok(())
 }
@@ -446,7 +502,7 @@ fn nested(am: &Am, ids: &Ids, depth: u64) -> R {
     // on L1 { on L2 { on L0 { } } } from every locale, concurrently.
     let route: Vec<u8> = (1..=3).map(|k| ((am.here() + k) % n) as u8).collect();
     let got = am
-        .execute_on(route[0] as u32, ids.chain, &route[1..])
+        .execute_on(usize::from(route[0]), ids.chain, &route[1..])
         .map_err(|e| format!("chain: {e}"))?;
     let want: Vec<u8> = route.iter().rev().copied().collect();
     check(got == want, || {
@@ -489,7 +545,7 @@ fn amo(am: &Am, comm: &Comm, one_target: bool) -> R {
     let me = am.here();
     let n = am.num_locales();
     // `one`: only the next locale is a target (slow providers).
-    let targets: Vec<u32> = if one_target {
+    let targets: Vec<usize> = if one_target {
         vec![(me + 1) % n]
     } else {
         (0..n).collect()

@@ -9,7 +9,7 @@
 use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr};
 use std::process::ExitCode;
 
-fn run() -> Result<(u32, String), String> {
+fn run() -> Result<(usize, String), String> {
     let comm = Comm::init().map_err(|e| format!("init: {e}"))?;
     // The AM layer: progress, and AMOs the provider cannot do natively.
     let am = amhandler::start(comm.clone()).map_err(|e| format!("AM start: {e}"))?;
@@ -24,7 +24,7 @@ fn run() -> Result<(u32, String), String> {
     result
 }
 
-fn ring(comm: &Comm) -> Result<(u32, String), String> {
+fn ring(comm: &Comm) -> Result<(usize, String), String> {
     let me = comm.here();
     let n = comm.num_locales();
     let right = (me + 1) % n;
@@ -38,7 +38,7 @@ fn ring(comm: &Comm) -> Result<(u32, String), String> {
     comm.barrier().map_err(|e| e.to_string())?;
 
     // PUT a pattern to the right neighbour.
-    let pattern: Vec<u8> = (0..LEN).map(|i| (i as u32 * 7 + me * 13) as u8).collect();
+    let pattern: Vec<u8> = (0..LEN).map(|i| (i * 7 + me * 13) as u8).collect();
     let dst = comm.symmetric(inbox, right).map_err(|e| e.to_string())?;
     comm.put(dst, &pattern)
         .map_err(|e| format!("put to {right}: {e}"))?;
@@ -49,7 +49,7 @@ fn ring(comm: &Comm) -> Result<(u32, String), String> {
     // right neighbour's inbox (network path: it holds my pattern).
     let mut mine = vec![0u8; LEN];
     comm.get(&mut mine, inbox).map_err(|e| e.to_string())?;
-    let expect_left: Vec<u8> = (0..LEN).map(|i| (i as u32 * 7 + left * 13) as u8).collect();
+    let expect_left: Vec<u8> = (0..LEN).map(|i| (i * 7 + left * 13) as u8).collect();
     if mine != expect_left {
         return Err(format!(
             "locale {me}: inbox does not hold locale {left}'s pattern"

@@ -28,7 +28,7 @@ use crossbeam_queue::SegQueue;
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -150,7 +150,7 @@ pub struct Am {
     pub(crate) here: Locale,
     pub(crate) n: Locale,
     pub(crate) hq: SegQueue<Work>,
-    /// No-op answers the progress thread could not send yet (queue full).
+    /// No-op answers the AM poller could not send yet (queue full).
     pub(crate) deferred_nops: SegQueue<Header>,
     /// Handler threads asleep for lack of work.
     pub(crate) idle: Idle,
@@ -167,7 +167,7 @@ pub struct Am {
     delay_nf: bool,
     pub(crate) stop_poll: AtomicBool,
     pub(crate) stop_handlers: AtomicBool,
-    pub(crate) shutdowns: AtomicU32,
+    pub(crate) shutdowns: AtomicUsize,
     finalized: AtomicBool,
     pub(crate) poller: Mutex<Option<JoinHandle<()>>>,
     pub(crate) handlers: Mutex<Vec<JoinHandle<()>>>,
@@ -244,7 +244,7 @@ impl Am {
             block_wait,
             stop_poll: AtomicBool::new(false),
             stop_handlers: AtomicBool::new(false),
-            shutdowns: AtomicU32::new(0),
+            shutdowns: AtomicUsize::new(0),
             finalized: AtomicBool::new(false),
             poller: Mutex::new(None),
             handlers: Mutex::new(Vec::new()),

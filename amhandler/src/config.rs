@@ -50,7 +50,7 @@ pub struct AmConfig {
     /// thread (with several, two AMOs could run out of order).
     pub delay_amo_done: bool,
     /// `PGAS_AM_IDLE_SLEEP_US` (default 0: never): after a long idle spell
-    /// the progress thread sleeps this long between polls, sparing a shared
+    /// the AM poller sleeps this long between polls, sparing a shared
     /// core at the price of RMA/AMO latency against this locale.
     pub idle_sleep_us: u64,
     /// `PGAS_WORKER_POLL` (default on): where every peer maps this locale,

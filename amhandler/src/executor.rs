@@ -84,7 +84,7 @@ const STACK: usize = 32 << 20;
 
 impl Executor {
     /// Starts `n` worker threads named `pgas-am-exec-<locale>-<i>`.
-    pub fn start(n: usize, locale: u32) -> crate::Result<Arc<Executor>> {
+    pub fn start(n: usize, locale: comm_ofi::Locale) -> crate::Result<Arc<Executor>> {
         let shared = Arc::new(Shared {
             queue: SegQueue::new(),
             active: AtomicUsize::new(0),

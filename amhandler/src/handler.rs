@@ -135,7 +135,7 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
     check_handlers(&comm, cfg.handlers)?;
     check_core(cfg.handler_core)?;
     let half = cfg.lz_half();
-    let n = comm.num_locales() as usize;
+    let n = comm.num_locales();
     // Every request fits: the provider retires a half once less than this is
     // left in it (locales x contexts x largest request, as the original,
     // capped at 10 % of a half and never below one request).
@@ -162,7 +162,7 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
 
     am.reserve_buffers()?;
     let port = comm.am_port();
-    port.take_over_progress();
+    port.take_over_polling();
     port.set_min_multi_recv(min_multi_recv)?;
     for i in 0..2 {
         // SAFETY: each half is a distinct part of a heap allocation that the
@@ -185,8 +185,8 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
         format!("pgas-am-poll-{}", comm.here()),
         Box::new(move || {
             pin(core, "poller");
-            if let Err(e) = a.comm.am_port().bind_progress_thread() {
-                a.abort(&format!("AM progress thread: {e}"));
+            if let Err(e) = a.comm.am_port().bind_am_poller() {
+                a.abort(&format!("AM poller: {e}"));
             }
             poll_loop(&a)
         }),
@@ -232,7 +232,7 @@ pub(crate) struct PollShared {
     workers: bool,
     /// Where CQ waits block (`sockets`): a thread polling in the poller's
     /// place does so only while it covers, and *waits* in the CQ as the
-    /// poller would (a spinning poll there starves the provider's own
+    /// poller would (a spinning poll there starves the provider's internal
     /// progress thread). See [`BlockingCover`].
     blocking: Option<BlockingCover>,
     /// Where peers do not all map this locale (the provider path), nobody
@@ -312,13 +312,13 @@ pub(crate) struct LocalCover {
 /// that its coverer still polls.
 const LOCAL_COVER_CHECK: Duration = Duration::from_micros(100);
 /// The same where CQ waits block: each check wakes the poller on a core the
-/// provider's progress thread spins on, and that provider's round trip is
+/// provider's internal progress thread spins on, and that provider's round trip is
 /// hundreds of microseconds anyway.
 const BLOCKING_COVER_CHECK: Duration = Duration::from_millis(1);
 /// Checks in a row that must find the coverer out of its CQ wait with a
 /// still heartbeat before the poller takes over where CQ waits block: a
 /// coverer that answered a request may spend a millisecond and more on a
-/// send there (the provider's progress thread holds the core), and a
+/// send there (the provider's internal progress thread holds the core), and a
 /// take-over sends the next requests through the handler thread and makes
 /// the coverer wait for the poller's CQ wait to end.
 const BLOCKING_STALE_CHECKS: u32 = 3;
@@ -599,7 +599,7 @@ fn step(am: &Am, st: &mut PollState, timeout: i32) -> usize {
             st.pending[h] = true;
         }
     }
-    if let Err(e) = am.comm.am_port().reap_progress_sends() {
+    if let Err(e) = am.comm.am_port().reap_poller_sends() {
         am.abort(&format!("a no-op answer failed: {e}"));
     }
     // No-op answers that found a full transmit queue: retry now that

@@ -25,6 +25,7 @@
 //! ```
 
 use crate::error::{Error, Result};
+use comm_ofi::Locale;
 
 /// Header bytes.
 pub const HEADER: usize = 48;
@@ -123,8 +124,8 @@ pub struct Header {
     pub op: Op,
     /// `FLAG_*` bits.
     pub flags: u8,
-    /// Initiator.
-    pub src: u32,
+    /// Initiator (a `u32` on the wire).
+    pub src: Locale,
     /// Initiator's done slot, 0 = none.
     pub slot: u64,
     /// See the module table.
@@ -141,7 +142,7 @@ pub struct Header {
 
 impl Header {
     /// A header with every operand zero.
-    pub fn new(op: Op, flags: u8, src: u32, slot: u64) -> Header {
+    pub fn new(op: Op, flags: u8, src: Locale, slot: u64) -> Header {
         Header {
             op,
             flags,
@@ -177,7 +178,7 @@ impl Header {
         out[0] = self.op as u8;
         out[1] = self.flags;
         out[2..4].copy_from_slice(&MAGIC.to_le_bytes());
-        out[4..8].copy_from_slice(&self.src.to_le_bytes());
+        out[4..8].copy_from_slice(&(self.src as u32).to_le_bytes());
         out[8..16].copy_from_slice(&self.slot.to_le_bytes());
         out[16..24].copy_from_slice(&self.a.to_le_bytes());
         out[24..32].copy_from_slice(&self.b.to_le_bytes());
@@ -206,7 +207,7 @@ impl Header {
         let h = Header {
             op,
             flags: msg[1],
-            src: u32_at(4),
+            src: u32_at(4) as Locale,
             slot: u64_at(8),
             a: u64_at(16),
             b: u64_at(24),

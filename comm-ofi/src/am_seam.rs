@@ -13,15 +13,15 @@
 //!   never while it holds a transmit context's lock, except
 //!   [`AmLayer::prepare_proof`] / [`AmLayer::cancel_proof`] (pure buffer work).
 //! * [`AmPort`]: what comm-ofi offers an AM layer ([`Comm::am_port`]): taking
-//!   over receive progress, landing zones, sends through the MCM selector,
-//!   the progress thread's fail-fast sends, and binding the AM threads to
-//!   their contexts.
+//!   over receive polling, landing zones, sends through the MCM selector,
+//!   the AM poller's fail-fast sends, and binding the AM threads to their
+//!   contexts.
 //!
 //! Liveness rules both sides keep (learned by hanging):
-//! * a proof's request is answered by the target's *progress thread* (the
-//!   poller), never by a handler thread that could itself be waiting for a
-//!   proof; it answers with an injected send and never waits for its
-//!   completion ([`AmPort::send_from_progress`]);
+//! * a proof's request is answered by the target's *AM poller* (whichever
+//!   thread reads the receive queue for it), never by a handler thread that
+//!   could itself be waiting for a proof; it answers with an injected send and never waits for its
+//!   completion ([`AmPort::send_from_poller`]);
 //! * a thread waiting for a proof does not help run other work while it
 //!   holds its transmit context;
 //! * postponed AMOs are awaited with no transmit-context lock held (the wait
@@ -75,7 +75,7 @@ pub trait AmLayer: Send + Sync + std::fmt::Debug {
     /// Encodes a blocking no-op request for `target` into registered memory:
     /// the visibility proof of native AMOs. comm-ofi posts it on the context
     /// that issued the AMOs, so provider ordering or a fence puts it behind
-    /// them; the reply (from the target's progress thread) is the proof.
+    /// them; the reply (from the target's AM poller) is the proof.
     fn prepare_proof(&self, target: Locale) -> Result<ProofRequest>;
     /// Waits for the reply to a sent proof and frees what it held. Must not
     /// help run other work (the caller holds its transmit context).
@@ -102,11 +102,11 @@ pub struct AmPort<'a> {
 }
 
 impl AmPort<'_> {
-    /// Stops comm-ofi's own progress thread: the AM layer's poller polls the
-    /// receive CQ with [`AmPort::poll_rx`] from now on (RMA against this
+    /// Stops comm-ofi's start-up progress thread (`pgas-progress`): the AM
+    /// layer's poller polls the receive CQ with [`AmPort::poll_rx`] from now on (RMA against this
     /// locale needs it on providers with manual progress).
-    pub fn take_over_progress(&self) {
-        self.comm.stop_progress();
+    pub fn take_over_polling(&self) {
+        self.comm.stop_startup_progress();
     }
 
     /// Reads receive-side completions (and drives progress for RMA targeting
@@ -149,20 +149,20 @@ impl AmPort<'_> {
         self.comm.send(target, msg)
     }
 
-    /// Sends a short message from the progress thread without ever waiting
-    /// (see `Comm::send_from_progress`); `Ok(false)` if the queue is full.
-    pub fn send_from_progress(&self, target: Locale, msg: &[u8]) -> Result<bool> {
-        self.comm.send_from_progress(target, msg)
+    /// Sends a short message from the AM poller without ever waiting
+    /// (see `Comm::send_from_poller`); `Ok(false)` if the queue is full.
+    pub fn send_from_poller(&self, target: Locale, msg: &[u8]) -> Result<bool> {
+        self.comm.send_from_poller(target, msg)
     }
 
-    /// Reaps completions of [`AmPort::send_from_progress`] without waiting.
-    pub fn reap_progress_sends(&self) -> Result<()> {
-        self.comm.reap_progress_sends()
+    /// Reaps completions of [`AmPort::send_from_poller`] without waiting.
+    pub fn reap_poller_sends(&self) -> Result<()> {
+        self.comm.reap_poller_sends()
     }
 
-    /// Binds the calling thread (the poller) to the progress context.
-    pub fn bind_progress_thread(&self) -> Result<()> {
-        self.comm.bind_progress_thread()
+    /// Binds the calling thread (the AM poller) to its context (`[1]`).
+    pub fn bind_am_poller(&self) -> Result<()> {
+        self.comm.bind_am_poller()
     }
 
     /// Binds the calling thread to AM-handler context `handler`.

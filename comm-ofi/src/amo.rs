@@ -1,7 +1,7 @@
-//! Atomic operation vocabulary: operand types, operations, and how they map
-//! onto libfabric's `fi_datatype` / `fi_op`.
-
-use libfabric_sys as sys;
+//! Atomic operation vocabulary: operand types, operations, the posting form,
+//! and which of them the provider does natively. Their libfabric spelling
+//! (`fi_datatype`, `fi_op`, the three posting calls) is the `ofi` layer's
+//! (`ofi::ops`).
 
 /// Operand type of a remote atomic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -53,22 +53,6 @@ impl AmoType {
         }
     }
 
-    /// libfabric datatype.
-    pub fn datatype(self) -> sys::fi_datatype {
-        match self {
-            AmoType::I8 => sys::FI_INT8,
-            AmoType::I16 => sys::FI_INT16,
-            AmoType::I32 => sys::FI_INT32,
-            AmoType::I64 => sys::FI_INT64,
-            AmoType::U8 => sys::FI_UINT8,
-            AmoType::U16 => sys::FI_UINT16,
-            AmoType::U32 => sys::FI_UINT32,
-            AmoType::U64 => sys::FI_UINT64,
-            AmoType::F32 => sys::FI_FLOAT,
-            AmoType::F64 => sys::FI_DOUBLE,
-        }
-    }
-
     pub(crate) fn index(self) -> usize {
         AmoType::ALL
             .iter()
@@ -115,21 +99,6 @@ impl AmoOp {
         AmoOp::Max,
     ];
 
-    /// libfabric op.
-    pub fn fi_op(self) -> sys::fi_op {
-        match self {
-            AmoOp::Read => sys::FI_ATOMIC_READ,
-            AmoOp::Write => sys::FI_ATOMIC_WRITE,
-            AmoOp::CompareSwap => sys::FI_CSWAP,
-            AmoOp::Add => sys::FI_SUM,
-            AmoOp::And => sys::FI_BAND,
-            AmoOp::Or => sys::FI_BOR,
-            AmoOp::Xor => sys::FI_BXOR,
-            AmoOp::Min => sys::FI_MIN,
-            AmoOp::Max => sys::FI_MAX,
-        }
-    }
-
     pub(crate) fn index(self) -> usize {
         AmoOp::ALL.iter().position(|o| *o == self).expect("listed")
     }
@@ -140,9 +109,11 @@ impl AmoOp {
     }
 }
 
-/// Which libfabric atomic entry point an operation uses.
+/// The posting form of a native atomic: which of libfabric's three atomic
+/// entry points it uses (not what it does to memory, which is the
+/// [`AmoOp`], nor how the MCM policy orders it, which is `mcm::AmoKind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AmoKind {
+pub enum AmoForm {
     /// `fi_atomic`: no result.
     Plain,
     /// `fi_fetch_atomic`: returns the old value.
@@ -151,14 +122,14 @@ pub enum AmoKind {
     Compare,
 }
 
-impl AmoKind {
-    /// The kind an (op, fetch) pair needs.
-    pub fn of(op: AmoOp, fetch: bool) -> AmoKind {
+impl AmoForm {
+    /// The form an (op, fetch) pair needs.
+    pub fn of(op: AmoOp, fetch: bool) -> AmoForm {
         match op {
-            AmoOp::CompareSwap => AmoKind::Compare,
-            AmoOp::Read => AmoKind::Fetch,
-            _ if fetch => AmoKind::Fetch,
-            _ => AmoKind::Plain,
+            AmoOp::CompareSwap => AmoForm::Compare,
+            AmoOp::Read => AmoForm::Fetch,
+            _ if fetch => AmoForm::Fetch,
+            _ => AmoForm::Plain,
         }
     }
 
@@ -167,40 +138,40 @@ impl AmoKind {
     }
 }
 
-/// Which (type, op, kind) triples the provider does natively.
+/// Which (type, op, form) triples the provider does natively.
 #[derive(Debug, Clone, Default)]
 pub struct NativeAtomics {
     valid: Vec<bool>,
 }
 
 impl NativeAtomics {
-    fn slot(ty: AmoType, op: AmoOp, kind: AmoKind) -> usize {
-        (ty.index() * AmoOp::ALL.len() + op.index()) * 3 + kind.index()
+    fn slot(ty: AmoType, op: AmoOp, form: AmoForm) -> usize {
+        (ty.index() * AmoOp::ALL.len() + op.index()) * 3 + form.index()
     }
 
-    /// Builds the table by asking `valid(ty, op, kind)` for every triple.
+    /// Builds the table by asking `valid(ty, op, form)` for every triple.
     ///
     /// A type is native only as a whole: if the provider lacks any
-    /// meaningful (op, kind) on it, every op on that type goes through the
+    /// meaningful (op, form) on it, every op on that type goes through the
     /// fallback. Native and CPU (AM) atomics on one word are not atomic with
     /// respect to each other, and a word is only ever used with one type.
-    pub fn probe(mut valid: impl FnMut(AmoType, AmoOp, AmoKind) -> bool) -> NativeAtomics {
+    pub fn probe(mut valid: impl FnMut(AmoType, AmoOp, AmoForm) -> bool) -> NativeAtomics {
         let mut v = vec![false; AmoType::ALL.len() * AmoOp::ALL.len() * 3];
         for ty in AmoType::ALL {
             let mut whole = true;
             for op in AmoOp::ALL {
-                for kind in [AmoKind::Plain, AmoKind::Fetch, AmoKind::Compare] {
-                    if Self::meaningful(ty, op, kind) {
-                        let ok = valid(ty, op, kind);
-                        v[Self::slot(ty, op, kind)] = ok;
+                for form in [AmoForm::Plain, AmoForm::Fetch, AmoForm::Compare] {
+                    if Self::meaningful(ty, op, form) {
+                        let ok = valid(ty, op, form);
+                        v[Self::slot(ty, op, form)] = ok;
                         whole &= ok;
                     }
                 }
             }
             if !whole {
                 for op in AmoOp::ALL {
-                    for kind in [AmoKind::Plain, AmoKind::Fetch, AmoKind::Compare] {
-                        v[Self::slot(ty, op, kind)] = false;
+                    for form in [AmoForm::Plain, AmoForm::Fetch, AmoForm::Compare] {
+                        v[Self::slot(ty, op, form)] = false;
                     }
                 }
             }
@@ -208,14 +179,14 @@ impl NativeAtomics {
         NativeAtomics { valid: v }
     }
 
-    /// Whether (ty, op, kind) is an operation of the API at all.
-    fn meaningful(ty: AmoType, op: AmoOp, kind: AmoKind) -> bool {
-        let kind_ok = match op {
-            AmoOp::CompareSwap => kind == AmoKind::Compare,
-            AmoOp::Read => kind == AmoKind::Fetch,
-            _ => kind != AmoKind::Compare,
+    /// Whether (ty, op, form) is an operation of the API at all.
+    fn meaningful(ty: AmoType, op: AmoOp, form: AmoForm) -> bool {
+        let form_ok = match op {
+            AmoOp::CompareSwap => form == AmoForm::Compare,
+            AmoOp::Read => form == AmoForm::Fetch,
+            _ => form != AmoForm::Compare,
         };
-        kind_ok && !(op.is_bitwise() && matches!(ty, AmoType::F32 | AmoType::F64))
+        form_ok && !(op.is_bitwise() && matches!(ty, AmoType::F32 | AmoType::F64))
     }
 
     /// None supported (no `FI_ATOMIC`).
@@ -224,9 +195,9 @@ impl NativeAtomics {
     }
 
     /// Whether the provider does this natively.
-    pub fn supports(&self, ty: AmoType, op: AmoOp, kind: AmoKind) -> bool {
+    pub fn supports(&self, ty: AmoType, op: AmoOp, form: AmoForm) -> bool {
         self.valid
-            .get(Self::slot(ty, op, kind))
+            .get(Self::slot(ty, op, form))
             .copied()
             .unwrap_or(false)
     }
@@ -235,7 +206,7 @@ impl NativeAtomics {
     pub fn native_types(&self) -> usize {
         AmoType::ALL
             .iter()
-            .filter(|&&ty| self.supports(ty, AmoOp::Read, AmoKind::Fetch))
+            .filter(|&&ty| self.supports(ty, AmoOp::Read, AmoForm::Fetch))
             .count()
     }
 
@@ -252,15 +223,15 @@ mod native_tests {
     #[test]
     fn a_type_is_native_only_as_a_whole() {
         // Everything valid except fetching Min on i32.
-        let t = NativeAtomics::probe(|ty, op, kind| {
-            !(ty == AmoType::I32 && op == AmoOp::Min && kind == AmoKind::Fetch)
+        let t = NativeAtomics::probe(|ty, op, form| {
+            !(ty == AmoType::I32 && op == AmoOp::Min && form == AmoForm::Fetch)
         });
-        assert!(!t.supports(AmoType::I32, AmoOp::Add, AmoKind::Plain));
-        assert!(!t.supports(AmoType::I32, AmoOp::Read, AmoKind::Fetch));
-        assert!(t.supports(AmoType::I64, AmoOp::Min, AmoKind::Fetch));
-        assert!(t.supports(AmoType::F64, AmoOp::Add, AmoKind::Plain));
+        assert!(!t.supports(AmoType::I32, AmoOp::Add, AmoForm::Plain));
+        assert!(!t.supports(AmoType::I32, AmoOp::Read, AmoForm::Fetch));
+        assert!(t.supports(AmoType::I64, AmoOp::Min, AmoForm::Fetch));
+        assert!(t.supports(AmoType::F64, AmoOp::Add, AmoForm::Plain));
         // Bitwise ops on floats are not part of the API and do not count.
-        assert!(!t.supports(AmoType::F64, AmoOp::Xor, AmoKind::Plain));
+        assert!(!t.supports(AmoType::F64, AmoOp::Xor, AmoForm::Plain));
         assert!(t.any());
         assert!(!NativeAtomics::none().any());
     }

@@ -28,9 +28,9 @@
 //! respect to each other.
 
 use crate::am_seam::{AmoReply, AmoRequest, PostponedAmo};
-use crate::amo::{AmoKind, AmoOp, AmoType, NativeAtomics};
+use crate::amo::{AmoForm, AmoOp, AmoType, NativeAtomics};
 use crate::comm::{Comm, GlobalAddr, Locale};
-use crate::ctx::{AtomicOp, RemoteBuf};
+use crate::ctx::{NativeAmo, RemoteBuf};
 use crate::diag::Counter;
 use crate::error::{Error, Result};
 use mcm::Weakening;
@@ -55,7 +55,7 @@ impl AmoRoutes {
     pub fn plan(native: &NativeAtomics, via_am: bool) -> AmoRoutes {
         AmoRoutes(AmoType::ALL.map(|ty| {
             // NativeAtomics keeps a type native only as a whole.
-            if !via_am && native.supports(ty, AmoOp::Read, AmoKind::Fetch) {
+            if !via_am && native.supports(ty, AmoOp::Read, AmoForm::Fetch) {
                 AmoRoute::Native
             } else {
                 AmoRoute::Cpu
@@ -99,8 +99,8 @@ fn check_op(ty: AmoType, op: AmoOp) -> Result<()> {
 
 /// What the MCM policy must know of an atomic: whether it reads, writes, both.
 fn policy_kind(op: AmoOp, fetch: bool) -> mcm::AmoKind {
-    match (AmoKind::of(op, fetch), op) {
-        (AmoKind::Plain, _) => mcm::AmoKind::Update,
+    match (AmoForm::of(op, fetch), op) {
+        (AmoForm::Plain, _) => mcm::AmoKind::Update,
         (_, AmoOp::Read) => mcm::AmoKind::Read,
         _ => mcm::AmoKind::FetchUpdate,
     }
@@ -238,9 +238,9 @@ impl Comm {
         fetch: bool,
     ) -> Result<u64> {
         self.diag.count(Counter::AmoNative);
-        let kind = AmoKind::of(op, fetch);
+        let form = AmoForm::of(op, fetch);
         let size = ty.size();
-        if kind == AmoKind::Plain {
+        if form == AmoForm::Plain {
             crate::comm::note_fabric_work();
         }
         // SC atomics: the caller's postponed AMOs (via AM) go first; the
@@ -252,19 +252,19 @@ impl Comm {
                 *c = compare.to_le_bytes();
                 *r = [0; 8];
             }
-            let atomic = AtomicOp {
+            let atomic = NativeAmo {
                 remote,
-                datatype: ty.datatype(),
-                op: op.fi_op(),
-                kind,
+                ty,
+                op,
+                form,
             };
             self.selector
-                .amo(ctx, owner as usize, atomic, policy_kind(op, fetch))
+                .amo(ctx, owner, atomic, policy_kind(op, fetch))
                 .map_err(crate::comm::peer_err("atomic", 0, owner))?;
             let (_, _, r) = ctx.scratch_words();
             let mut out = [0u8; 8];
             out[..size].copy_from_slice(&r[..size]);
-            Ok(if kind == AmoKind::Plain {
+            Ok(if form == AmoForm::Plain {
                 0
             } else {
                 u64::from_le_bytes(out)

@@ -3,9 +3,10 @@
 //! `Comm::init` runs the start-up sequence: read the environment, learn rank
 //! and size from the bootstrap, choose provider and MCM mode (locale 0
 //! decides), open fabric/domain/AV/CQs and endpoints, register the heap,
-//! exchange endpoint names and memory keys, and start the progress thread
-//! that lets peers' RMA against this locale complete on providers with
-//! manual progress.
+//! exchange endpoint names and memory keys, and start the start-up progress
+//! thread (`pgas-progress`) that lets peers' RMA against this locale
+//! complete on providers with manual progress until an AM layer's poller
+//! takes the receive queue over.
 //!
 //! The entry points do the mode-independent work (validation, the local
 //! shortcut, remote addressing, bounce buffers) and hand the operation to the
@@ -17,7 +18,8 @@
 //! `threads` which context a thread uses, `rma` PUT/GET and their
 //! non-blocking handles, `boundary` the MCM boundaries, barrier and
 //! finalize, `am_service` what the AM layer is offered, `idle` the pollers'
-//! idle policy and the progress thread; the atomics are in `crate::atomics`.
+//! idle policy and the start-up progress thread; the atomics are in
+//! `crate::atomics`.
 
 use crate::am_seam::{AmLayer, AmPort};
 use crate::amo::{AmoType, NativeAtomics};
@@ -34,7 +36,6 @@ use crate::select::{self, SelectRequest, Selection};
 use crate::sync::MutexGuard;
 use crate::Mode;
 use bootstrap::Oob;
-use libfabric_sys as sys;
 use mcm::{Binding, Blocking, Selector, Transport};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,12 +48,14 @@ mod idle;
 mod rma;
 mod threads;
 
-use idle::spawn_progress;
+use idle::spawn_startup_progress;
 pub use idle::IdlePolicy;
 pub use rma::NbHandle;
 
-/// A locale number.
-pub type Locale = u32;
+/// A locale number, `0..num_locales`: the policy's own (`mcm::Locale`, a
+/// `usize`), so a locale indexes per-locale tables and reaches the policy
+/// without a conversion. Wire formats that carry one store it as `u32`.
+pub use mcm::Locale;
 
 /// An address in some locale's registered heap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -81,7 +84,7 @@ impl GlobalAddr {
 /// What a locale knows about a peer: its address and its heap registration.
 #[derive(Debug, Clone, Copy)]
 struct Peer {
-    fi_addr: sys::fi_addr_t,
+    fi_addr: crate::ofi::FiAddr,
     heap_base: u64,
     heap_size: u64,
     key: u64,
@@ -98,7 +101,7 @@ pub struct ProviderInfo {
     /// MCM mode in force.
     pub mode: Mode,
     /// Memory-registration mode bits.
-    pub mr_mode: u64,
+    pub mr_mode: crate::ofi::MrMode,
     /// Largest single transfer we issue (chunk above it).
     pub max_msg_size: usize,
     /// Largest inject.
@@ -133,8 +136,8 @@ pub(crate) fn note_fabric_work() {
     FABRIC_DIRTY.with(|f| f.set(true));
 }
 
-// The transmit-context table: `[0]` shared, `[1]` the AM layer's progress
-// thread (it answers no-op requests, the visibility proofs), then
+// The transmit-context table: `[0]` shared, `[1]` the AM poller (it answers
+// no-op requests, the visibility proofs), then
 // `[2..2 + handlers]` one per AM handler, then one per worker, then the
 // contexts for `Comm::bind_thread` (`PGAS_THREAD_CONTEXTS`). The first
 // `2 + handlers` are required (a proof waited for on any context is
@@ -142,8 +145,8 @@ pub(crate) fn note_fabric_work() {
 // When the provider allows fewer contexts than workers need, workers share
 // the rest with every other thread, unbound, and no thread binds one.
 
-/// Index of the AM progress thread's context.
-const PROGRESS_CTX: usize = 1;
+/// Index of the AM poller's context.
+const AM_POLLER_CTX: usize = 1;
 /// Index of AM handler 0's context.
 const FIRST_HANDLER_CTX: usize = 2;
 
@@ -166,7 +169,7 @@ impl Layout {
         if contexts < reserved {
             return Err(Error::Unsupported(format!(
                 "{contexts} transmit contexts available (PGAS_MAX_TX_CONTEXTS or the provider's \
-                 ep_cnt), but at least {reserved} are needed: one shared, one for AM progress \
+                 ep_cnt), but at least {reserved} are needed: one shared, one for the AM poller \
                  and one per AM handler (PGAS_AM_HANDLERS={handlers})"
             )));
         }
@@ -278,7 +281,7 @@ impl Comm {
 
     /// Starts the comm layer with an explicit bootstrap and configuration.
     pub fn init_with(oob: Box<dyn Oob>, mut cfg: Config) -> Result<Arc<Comm>> {
-        let me = oob.rank() as Locale;
+        let me = oob.rank();
         // From here on, peers may come to wait for us: an exit before
         // finalize must fail the job (docs/launcher.md, failure guarantees).
         oob.guard_exit()?;
@@ -286,13 +289,13 @@ impl Comm {
 
         // Which hosts: shm only reaches locales on this one, the mapped path
         // only those, and co-located locales share the cores.
-        let key = crate::mapped::host_key(cfg.test_hostnames.as_deref(), me as usize)?;
+        let key = crate::mapped::host_key(cfg.test_hostnames.as_deref(), me)?;
         let keys = oob
             .allgather(key.as_bytes())?
             .into_iter()
             .map(|k| String::from_utf8_lossy(&k).into_owned())
             .collect();
-        let hosts = HostLayout::new(keys, me as usize);
+        let hosts = HostLayout::new(keys, me);
         let single_host = hosts.single_host();
         if !cfg.num_workers_set {
             let cores = std::thread::available_parallelism()
@@ -349,8 +352,8 @@ impl Comm {
         sel: Selection,
         hosts: HostLayout,
     ) -> Result<Arc<Comm>> {
-        let me = oob.rank() as Locale;
-        let n = oob.size() as Locale;
+        let me = oob.rank();
+        let n = oob.size();
         let info = &sel.info;
         let wait = cfg
             .cq_wait
@@ -396,7 +399,7 @@ impl Comm {
             .saturating_sub(1)
             .max(1)
             .min(cfg.max_tx_contexts.unwrap_or(usize::MAX))
-            .min(av_limit.map_or(usize::MAX, |l| (l / n as usize).saturating_sub(1)));
+            .min(av_limit.map_or(usize::MAX, |l| (l / n).saturating_sub(1)));
         let num_ctx = budget.min(wanted);
         let layout = Layout::plan(
             num_ctx,
@@ -404,7 +407,7 @@ impl Comm {
             cfg.num_workers,
             cfg.thread_contexts,
         )
-        .map_err(|e| crate::quirks::explain_av_limit(e, &prov.name, av_limit, n as usize, &cfg))?;
+        .map_err(|e| crate::quirks::explain_av_limit(e, &prov.name, av_limit, n, &cfg))?;
         if !layout.workers_bound && num_ctx < wanted && av_limit.is_some() {
             tracing::info!(
                 "PGAS_NUM_WORKERS={}: {} reaches at most {} endpoints per locale from {n} \
@@ -416,8 +419,8 @@ impl Comm {
             );
         }
         let av_count = match av_limit {
-            Some(_) => n as usize * (num_ctx + 1),
-            None => n as usize * (num_ctx + 1) * 2,
+            Some(_) => n * (num_ctx + 1),
+            None => n * (num_ctx + 1) * 2,
         };
         let av = Av::open(&domain, av_count)?;
         let rx_cq = Cq::open(&domain, 1024, wait)?;
@@ -461,7 +464,7 @@ impl Comm {
         let access = crate::heap::HEAP_ACCESS;
         // SAFETY: the heap mapping outlives the MR (drop order in Comm).
         let mr = unsafe { Mr::register(&domain, heap.base(), heap.size(), access, 1)? };
-        let endpoint_mr = prov.mr_mode & sys::FI_MR_ENDPOINT != 0;
+        let endpoint_mr = prov.mr_mode.endpoint();
         let mut tx_mrs = Vec::new();
         if endpoint_mr {
             mr.bind_enable(&rx_ep)?;
@@ -508,7 +511,7 @@ impl Comm {
             Some(_) => statics.unwrap_or_default(),
             None => crate::statics::StaticSegment::default(),
         };
-        let needs_desc = prov.mr_mode & sys::FI_MR_LOCAL != 0;
+        let needs_desc = prov.mr_mode.local();
         let order_dummy = heap.alloc(64, 64)?;
         let mapped_block = heap.alloc(crate::mapped::BLOCK_BYTES, 64)?;
 
@@ -523,7 +526,7 @@ impl Comm {
         reg.extend_from_slice(&own_statics.size.to_le_bytes());
         reg.extend_from_slice(&static_mr.as_ref().map_or(0, |m| m.key()).to_le_bytes());
         let regs = oob.allgather(&reg)?;
-        let mut peers = Vec::with_capacity(n as usize);
+        let mut peers = Vec::with_capacity(n);
         for (i, r) in regs.iter().enumerate() {
             if r.len() != 48 {
                 return Err(exchange_err(format!(
@@ -564,7 +567,7 @@ impl Comm {
 
         // Every context reaches every locale's order dummy (same heap offset).
         let dummy_off = order_dummy - heap.base_addr();
-        let virt = prov.mr_mode & sys::FI_MR_VIRT_ADDR != 0;
+        let virt = prov.mr_mode.virt_addr();
         let routes: Arc<[Route]> = peers
             .iter()
             .map(|p| Route {
@@ -608,7 +611,7 @@ impl Comm {
         // atomics on mapped words do not mix with NIC atomics; see mapped.rs).
         let native = if prov.atomics && !mapped.in_use() {
             let ctx = &contexts[0];
-            NativeAtomics::probe(|ty, op, kind| ctx.atomic_valid(ty.datatype(), op.fi_op(), kind))
+            NativeAtomics::probe(|ty, op, form| ctx.atomic_valid(ty, op, form))
         } else {
             NativeAtomics::none()
         };
@@ -616,7 +619,7 @@ impl Comm {
         let serial_for_rx = serial.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let idle = IdlePolicy::new(&cfg, &prov, &mapped);
-        let progress = spawn_progress(rx_ep.clone(), stop.clone(), serial, idle)?;
+        let progress = spawn_startup_progress(rx_ep.clone(), stop.clone(), serial, idle)?;
 
         if cfg.weaken.is_some() {
             tracing::warn!(
@@ -785,10 +788,7 @@ impl Comm {
                 base: self.heap.base_addr(),
                 end: self.heap.base_addr() + self.heap.size() as u64,
             })?;
-        Ok(GlobalAddr::new(
-            locale,
-            self.peers[locale as usize].heap_base + off,
-        ))
+        Ok(GlobalAddr::new(locale, self.peers[locale].heap_base + off))
     }
 
     /// The address on `locale` of the static at `local` here (the
@@ -797,7 +797,7 @@ impl Comm {
     /// locale's registered static data is an error naming it.
     pub fn static_addr(&self, local: u64, locale: Locale) -> Result<GlobalAddr> {
         self.check_locale(locale)?;
-        let mine = self.peers[self.me as usize].statics;
+        let mine = self.peers[self.me].statics;
         if !mine.contains(local, 1) {
             return Err(Error::Unsupported(format!(
                 "{local:#x} is not in this program's registered static data ({})",
@@ -808,7 +808,7 @@ impl Comm {
                 }
             )));
         }
-        let theirs = self.peers[locale as usize].statics;
+        let theirs = self.peers[locale].statics;
         if theirs.size != mine.size {
             return Err(Error::Unsupported(format!(
                 "locale {locale} registered {} bytes of static data, this one {}: not the same \
@@ -822,10 +822,7 @@ impl Comm {
     /// Whether `len` bytes at `at` are registered static data of its locale
     /// (not an allocation of its heap).
     pub fn is_static(&self, at: GlobalAddr, len: usize) -> bool {
-        (at.locale as usize) < self.peers.len()
-            && self.peers[at.locale as usize]
-                .statics
-                .contains(at.addr, len)
+        at.locale < self.peers.len() && self.peers[at.locale].statics.contains(at.addr, len)
     }
 
     fn check_locale(&self, locale: Locale) -> Result<()> {
@@ -848,12 +845,12 @@ impl Comm {
     /// Validates a remote range and turns it into provider addressing.
     pub(crate) fn remote(&self, at: GlobalAddr, len: usize) -> Result<RemoteBuf> {
         self.check_locale(at.locale)?;
-        let p = &self.peers[at.locale as usize];
+        let p = &self.peers[at.locale];
         let end = p.heap_base + p.heap_size;
         let inside =
             at.addr >= p.heap_base && at.addr.checked_add(len as u64).is_some_and(|e| e <= end);
         if !inside && p.statics.contains(at.addr, len) {
-            let addr = if self.prov.mr_mode & sys::FI_MR_VIRT_ADDR != 0 {
+            let addr = if self.prov.mr_mode.virt_addr() {
                 at.addr
             } else {
                 at.addr - p.statics.base
@@ -873,7 +870,7 @@ impl Comm {
                 end,
             });
         }
-        let addr = if self.prov.mr_mode & sys::FI_MR_VIRT_ADDR != 0 {
+        let addr = if self.prov.mr_mode.virt_addr() {
             at.addr
         } else {
             at.addr - p.heap_base
@@ -894,13 +891,13 @@ impl Comm {
     }
 
     fn needs_bounce(&self, ptr: *const u8, len: usize) -> bool {
-        self.prov.mr_mode & sys::FI_MR_LOCAL != 0 && !self.heap.contains(ptr as u64, len)
+        self.prov.mr_mode.local() && !self.heap.contains(ptr as u64, len)
     }
 }
 
 impl Drop for Comm {
     fn drop(&mut self) {
-        self.stop_progress();
+        self.stop_startup_progress();
     }
 }
 
@@ -955,7 +952,7 @@ mod tests {
 
     #[test]
     fn layout_gives_thread_contexts_only_after_every_worker() {
-        // [0] shared, [1] progress, [2] handler, [3..5] workers, [5..7] threads.
+        // [0] shared, [1] AM poller, [2] handler, [3..5] workers, [5..7] threads.
         let l = Layout::plan(7, 1, 2, 2).unwrap();
         assert!(l.workers_bound);
         assert_eq!(l.first_worker, 3);

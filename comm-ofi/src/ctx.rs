@@ -5,18 +5,25 @@
 //! between operations on the same context, so the MCM bookkeeping (which
 //! targets hold dangling stores) lives here too: `TxContext` is the libfabric
 //! [`mcm::Transport`]. The policy (which flags, when to force) is the `mcm`
-//! crate's; this file only posts what it is told and waits. The posting calls
-//! ride out `-FI_EAGAIN` by reaping completions (which also drives manual
-//! progress).
+//! crate's; this file only posts what it is told and waits. The libfabric
+//! calls are the `ofi` layer's (`ofi::ops`); a post it answers
+//! [`Posted::TryAgain`] is retried after reaping completions (which also
+//! drives manual progress). The pure bookkeeping (chunking, non-blocking
+//! sequence numbers) is in `nb`.
 
 use crate::am_seam::{AmLayer, PostponedAmo};
-use crate::error::{check, Error, Result};
-use crate::ofi::{CqEntry, Endpoint, WaitMode};
-use libfabric_sys as sys;
+use crate::amo::{AmoForm, AmoOp, AmoType};
+use crate::error::{Error, Result};
+use crate::ofi::{AtomicMsg, CqEntry, Endpoint, Flags, OfiError, Posted, Rma, WaitMode};
 use mcm::{Binding, DanglingStores, OpFlags, Transport};
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::{Arc, OnceLock};
+
+mod nb;
+
+pub use crate::ofi::{FiAddr, LocalBuf, RemoteBuf};
+pub(crate) use nb::{chunks, NbTracker};
 
 /// Scratch words per context for atomic operands/results (registered memory).
 pub const SCRATCH_BYTES: usize = 64;
@@ -51,10 +58,8 @@ pub struct TxContext {
     proofs: Vec<ProofRequest>,
     /// Whether native atomics are usable (the fallback proof needs them).
     native_atomics: bool,
-    /// Non-blocking operations in flight: (sequence number, chunks left).
-    nb_inflight: Vec<(u64, u32)>,
-    /// Sequence number of the next non-blocking operation (never 0).
-    next_seq: u64,
+    /// Non-blocking operations in flight and their sequence numbers.
+    nb: NbTracker,
     /// Return [`Error::WouldBlock`] instead of retrying a full queue.
     fail_fast: bool,
     /// Largest PUT posted with `FI_INJECT` (no completion to wait for).
@@ -67,25 +72,15 @@ pub struct TxContext {
     /// The locale's operation counters (forcing operations are counted here,
     /// where the MCM mode posts them).
     diag: Arc<crate::diag::CommDiagnostics>,
-    amo_desc: Box<AmoDesc>,
-}
-
-/// Stable storage for one atomic's descriptors (see [`TxContext::atomic`]).
-#[derive(Debug, Default)]
-struct AmoDesc {
-    msg: sys::fi_msg_atomic,
-    operand: sys::fi_ioc,
-    compare: sys::fi_ioc,
-    result: sys::fi_ioc,
-    rma: sys::fi_rma_ioc,
-    desc: [*mut c_void; 3],
+    /// Stable storage for one atomic's descriptors (see [`TxContext::atomic`]).
+    amo_desc: Box<AtomicMsg>,
 }
 
 /// How a context reaches one locale.
 #[derive(Debug, Clone, Copy)]
 pub struct Route {
     /// AV address of the locale's receive endpoint (RMA target and AM receiver).
-    pub fi_addr: sys::fi_addr_t,
+    pub fi_addr: FiAddr,
     /// The locale's order-dummy word: the target of order GETs.
     pub order_dummy: RemoteBuf,
 }
@@ -95,7 +90,7 @@ pub struct Route {
 #[derive(Debug)]
 pub struct ProofRequest {
     /// The locale it goes to.
-    pub target: u32,
+    pub target: crate::comm::Locale,
     /// Start of the encoded request, in the registered heap.
     pub msg: *const u8,
     /// Its length.
@@ -122,17 +117,18 @@ pub struct RmaOp {
     pub seq: u64,
 }
 
-/// A native atomic on one element (operands in the context's scratch words).
+/// A native atomic on one element, as the policy passes it to the
+/// transport (operands in the context's scratch words).
 #[derive(Debug, Clone, Copy)]
-pub struct AtomicOp {
+pub struct NativeAmo {
     /// The target word.
     pub remote: RemoteBuf,
-    /// Its libfabric datatype.
-    pub datatype: sys::fi_datatype,
-    /// The libfabric operation.
-    pub op: sys::fi_op,
+    /// Its operand type.
+    pub ty: AmoType,
+    /// The operation.
+    pub op: AmoOp,
     /// Plain, fetching or compare.
-    pub kind: crate::amo::AmoKind,
+    pub form: AmoForm,
 }
 
 /// An AM send: a message in registered memory (where the provider needs it).
@@ -149,28 +145,6 @@ pub type DomainLock = std::sync::Arc<parking_lot::Mutex<()>>;
 // as the Comm owning this context; the context is used by one thread at a time
 // (it sits behind a mutex or is bound to one thread).
 unsafe impl Send for TxContext {}
-
-/// Where a local buffer lives, for the descriptor libfabric wants.
-#[derive(Debug, Clone, Copy)]
-pub struct LocalBuf {
-    /// Start.
-    pub ptr: *mut u8,
-    /// Length.
-    pub len: usize,
-    /// MR descriptor (null where the provider needs none).
-    pub desc: *mut c_void,
-}
-
-/// A remote region in the provider's addressing.
-#[derive(Debug, Clone, Copy)]
-pub struct RemoteBuf {
-    /// AV address of the target's receive endpoint.
-    pub fi_addr: sys::fi_addr_t,
-    /// Address in the target's registration (VA or offset, per `FI_MR_VIRT_ADDR`).
-    pub addr: u64,
-    /// Key of the target's registration.
-    pub key: u64,
-}
 
 impl TxContext {
     /// Wraps an enabled endpoint; `scratch` is `SCRATCH_BYTES` of registered
@@ -203,8 +177,7 @@ impl TxContext {
             postponed: Vec::new(),
             proofs: Vec::new(),
             native_atomics,
-            nb_inflight: Vec::new(),
-            next_seq: 1,
+            nb: NbTracker::new(),
             fail_fast: false,
             inject_size,
             cq_buf: Box::new([CqEntry::default(); 16]),
@@ -233,27 +206,12 @@ impl TxContext {
 
     /// A fresh sequence number for a non-blocking operation.
     pub fn next_seq(&mut self) -> u64 {
-        let s = self.next_seq;
-        self.next_seq += 1;
-        s
+        self.nb.next_seq()
     }
 
     /// Whether the non-blocking operation `seq` has completed.
     pub fn nb_done(&self, seq: u64) -> bool {
-        !self.nb_inflight.iter().any(|(s, _)| *s == seq)
-    }
-
-    fn nb_completed(&mut self, context: *mut c_void) {
-        let seq = context as u64;
-        if seq == 0 {
-            return;
-        }
-        if let Some(i) = self.nb_inflight.iter().position(|(s, _)| *s == seq) {
-            self.nb_inflight[i].1 -= 1;
-            if self.nb_inflight[i].1 == 0 {
-                self.nb_inflight.swap_remove(i);
-            }
-        }
+        self.nb.is_done(seq)
     }
 
     /// Descriptor for heap memory on this context.
@@ -295,7 +253,7 @@ impl TxContext {
             desc: ptr::null_mut(),
         };
         let fi_addr = self.routes[target].fi_addr;
-        self.send(fi_addr, local, sys::FI_INJECT)
+        self.send(fi_addr, local, Flags::INJECT)
     }
 
     fn reap(&mut self, timeout: i32) -> Result<usize> {
@@ -305,17 +263,16 @@ impl TxContext {
         match r {
             Ok(n) => {
                 self.outstanding = self.outstanding.saturating_sub(n);
-                if !self.nb_inflight.is_empty() {
-                    for i in 0..n {
-                        let context = self.cq_buf[i].op_context;
-                        self.nb_completed(context);
+                if !self.nb.is_empty() {
+                    for e in &self.cq_buf[..n] {
+                        self.nb.completed(e.op_context as u64);
                     }
                 }
                 Ok(n)
             }
             Err(e) => {
                 self.outstanding = self.outstanding.saturating_sub(1);
-                self.nb_completed(e.op_context);
+                self.nb.completed(e.op_context as u64);
                 Err(Error::Ofi(e.error))
             }
         }
@@ -347,75 +304,75 @@ impl TxContext {
         }
     }
 
-    fn post(&mut self, call: &'static str, f: impl FnMut(*mut sys::fid_ep) -> isize) -> Result<()> {
+    fn post(
+        &mut self,
+        call: &'static str,
+        f: impl FnMut(&Endpoint) -> Result<Posted, OfiError>,
+    ) -> Result<()> {
         self.post_counted(call, true, f)
     }
 
-    /// Posts with `f`, riding out `-FI_EAGAIN`; `counted`: the operation will
-    /// report a completion to wait for.
+    /// Posts with `f` (one of the endpoint's posting calls), riding out
+    /// [`Posted::TryAgain`] by reaping completions; `counted`: the operation
+    /// will report a completion to wait for.
+    #[inline]
     fn post_counted(
         &mut self,
         call: &'static str,
         counted: bool,
-        mut f: impl FnMut(*mut sys::fid_ep) -> isize,
+        mut f: impl FnMut(&Endpoint) -> Result<Posted, OfiError>,
     ) -> Result<()> {
         loop {
             let guard = self.serial.as_ref().map(|l| l.lock());
-            let ret = f(self.ep.as_ptr());
+            let r = f(&self.ep);
             drop(guard);
-            if ret == -(sys::FI_EAGAIN as isize) {
-                self.progress()?;
-                if self.fail_fast {
-                    return Err(Error::WouldBlock { call });
+            match r {
+                Ok(Posted::Done) => {
+                    self.outstanding += counted as usize;
+                    return Ok(());
                 }
-                continue;
+                Ok(Posted::TryAgain) => {
+                    self.progress()?;
+                    if self.fail_fast {
+                        return Err(Error::WouldBlock { call });
+                    }
+                }
+                Err(e) => return Err(Error::Ofi(e)),
             }
-            check(call, ret as i64).map_err(Error::Ofi)?;
-            self.outstanding += counted as usize;
-            return Ok(());
         }
     }
 
     /// Posts an RMA read of `remote` into `local` with `flags`.
-    pub fn read(&mut self, local: LocalBuf, remote: RemoteBuf, flags: u64) -> Result<()> {
-        self.rma("fi_readmsg", sys::fi_readmsg, local, remote, flags, 0)
+    pub fn read(&mut self, local: LocalBuf, remote: RemoteBuf, flags: Flags) -> Result<()> {
+        self.rma(Rma::Read, local, remote, flags, 0)
     }
 
-    /// Posts `op` in chunks through `call`; a non-blocking op is tracked.
-    fn rma_chunked(
-        &mut self,
-        call: &'static str,
-        f: unsafe extern "C" fn(*mut sys::fid_ep, *const sys::fi_msg_rma, u64) -> isize,
-        op: RmaOp,
-        flags: u64,
-    ) -> Result<()> {
+    /// Posts `op` in pieces of at most `op.chunk` bytes ([`chunks`]); a
+    /// non-blocking op is tracked by its sequence number until every piece
+    /// completed.
+    fn rma_chunked(&mut self, dir: Rma, op: RmaOp, flags: Flags) -> Result<()> {
         if op.seq == 0 && op.local.len <= op.chunk {
-            return self.rma(call, f, op.local, op.remote, flags, 0);
+            return self.rma(dir, op.local, op.remote, flags, 0);
         }
-        let chunk = op.chunk.max(1);
-        let pieces = op.local.len.div_ceil(chunk).max(1);
+        let pieces = chunks(op.local.len, op.chunk);
+        let n = pieces.len();
         if op.seq != 0 {
-            self.nb_inflight.push((op.seq, pieces as u32));
+            self.nb.posting(op.seq, n);
         }
-        for i in 0..pieces {
-            let off = i * chunk;
+        for (i, (off, len)) in pieces.enumerate() {
             let local = LocalBuf {
-                // SAFETY: off < local.len, inside the caller's buffer.
-                ptr: unsafe { op.local.ptr.add(off) },
-                len: chunk.min(op.local.len - off),
+                ptr: op.local.ptr.wrapping_add(off),
+                len,
                 desc: op.local.desc,
             };
             let remote = RemoteBuf {
                 addr: op.remote.addr + off as u64,
                 ..op.remote
             };
-            if let Err(e) = self.rma(call, f, local, remote, flags, op.seq) {
+            if let Err(e) = self.rma(dir, local, remote, flags, op.seq) {
                 if op.seq != 0 {
                     // Pieces never posted will never complete.
-                    if let Some(p) = self.nb_inflight.iter_mut().find(|(s, _)| *s == op.seq) {
-                        p.1 -= (pieces - i) as u32;
-                    }
-                    self.nb_inflight.retain(|(_, left)| *left > 0);
+                    self.nb.unposted(op.seq, n - i);
                 }
                 return Err(e);
             }
@@ -423,146 +380,55 @@ impl TxContext {
         Ok(())
     }
 
-    /// One RMA (`fi_writemsg` or `fi_readmsg`) of `local` against `remote`.
+    /// One RMA (`fi_writemsg` or `fi_readmsg`) of `local` against `remote`,
+    /// its completion reported with `seq`.
     fn rma(
         &mut self,
-        call: &'static str,
-        op: unsafe extern "C" fn(*mut sys::fid_ep, *const sys::fi_msg_rma, u64) -> isize,
+        dir: Rma,
         local: LocalBuf,
         remote: RemoteBuf,
-        flags: u64,
+        flags: Flags,
         seq: u64,
     ) -> Result<()> {
-        let iov = libc::iovec {
-            iov_base: local.ptr as *mut c_void,
-            iov_len: local.len,
-        };
-        let rma = sys::fi_rma_iov {
-            addr: remote.addr,
-            len: local.len,
-            key: remote.key,
-        };
-        let mut desc = local.desc;
-        self.post(call, |ep| {
-            let msg = sys::fi_msg_rma {
-                msg_iov: &iov as *const libc::iovec as *const sys::iovec,
-                desc: &mut desc,
-                iov_count: 1,
-                addr: remote.fi_addr,
-                rma_iov: &rma,
-                rma_iov_count: 1,
-                context: seq as *mut c_void,
-                data: 0,
-            };
-            // SAFETY: msg and everything it points to live across the call; the
-            // local buffer stays valid until completion (callers wait, or keep
-            // it alive in a handle); the remote region was validated.
-            unsafe { op(ep, &msg, flags | sys::FI_COMPLETION) }
+        self.post(dir.call(), |ep| {
+            // SAFETY: the local buffer stays valid until completion (callers
+            // wait, or keep it alive in a handle); the remote region was
+            // validated.
+            unsafe { ep.rma_msg(dir, local, remote, seq, flags) }
         })
     }
 
     /// Posts a message send of `local` to the receive endpoint at `fi_addr`.
-    pub fn send(&mut self, fi_addr: sys::fi_addr_t, local: LocalBuf, flags: u64) -> Result<()> {
-        let iov = libc::iovec {
-            iov_base: local.ptr as *mut c_void,
-            iov_len: local.len,
-        };
-        let mut desc = local.desc;
+    pub fn send(&mut self, fi_addr: FiAddr, local: LocalBuf, flags: Flags) -> Result<()> {
         self.post("fi_sendmsg", |ep| {
-            let msg = sys::fi_msg {
-                msg_iov: &iov as *const libc::iovec as *const sys::iovec,
-                desc: &mut desc,
-                iov_count: 1,
-                addr: fi_addr,
-                context: ptr::null_mut(),
-                data: 0,
-            };
-            // SAFETY: msg lives across the call; the payload stays valid until
-            // completion (callers wait before reusing it).
-            unsafe { sys::fi_sendmsg(ep, &msg, flags | sys::FI_COMPLETION) }
+            // SAFETY: the payload stays valid until completion (callers wait
+            // before reusing it; with FI_INJECT it is copied at once).
+            unsafe { ep.send_msg(local, fi_addr, flags) }
         })
     }
 
-    /// Posts an atomic on one element of `datatype` at `remote`. The operand
-    /// is taken from scratch word 0, the compare value from word 1, and a
+    /// Posts an atomic on one element of `ty` at `remote`. The operand is
+    /// taken from scratch word 0, the compare value from word 1, and a
     /// fetched result lands in word 2 (see [`TxContext::scratch_words`]).
     pub fn atomic(
         &mut self,
         remote: RemoteBuf,
-        datatype: sys::fi_datatype,
-        op: sys::fi_op,
-        kind: crate::amo::AmoKind,
-        flags: u64,
+        ty: AmoType,
+        op: AmoOp,
+        form: AmoForm,
+        flags: Flags,
     ) -> Result<()> {
-        use crate::amo::AmoKind;
-        let scratch = self.scratch;
-        // The descriptor structs live in the context, not on this stack frame:
+        // The descriptors live in the context, not on this stack frame:
         // some providers (udp;ofi_rxd in 1.17) keep pointers to the result
         // and compare iovs until the operation completes.
-        let d = &mut *self.amo_desc;
-        d.desc = [self.desc; 3];
-        d.operand = sys::fi_ioc {
-            addr: scratch as *mut c_void,
-            count: 1,
-        };
-        d.compare = sys::fi_ioc {
-            // SAFETY: scratch has SCRATCH_BYTES; word 1 is in bounds.
-            addr: unsafe { scratch.add(8) } as *mut c_void,
-            count: 1,
-        };
-        d.result = sys::fi_ioc {
-            // SAFETY: word 2 is in bounds.
-            addr: unsafe { scratch.add(16) } as *mut c_void,
-            count: 1,
-        };
-        d.rma = sys::fi_rma_ioc {
-            addr: remote.addr,
-            count: 1,
-            key: remote.key,
-        };
-        d.msg = sys::fi_msg_atomic {
-            msg_iov: &d.operand,
-            desc: &mut d.desc[0],
-            iov_count: 1,
-            addr: remote.fi_addr,
-            rma_iov: &d.rma,
-            rma_iov_count: 1,
-            datatype,
-            op,
-            context: ptr::null_mut(),
-            data: 0,
-        };
-        let call = match kind {
-            AmoKind::Plain => "fi_atomicmsg",
-            AmoKind::Fetch => "fi_fetch_atomicmsg",
-            AmoKind::Compare => "fi_compare_atomicmsg",
-        };
-        let d: *mut AmoDesc = &mut *self.amo_desc;
-        self.post(call, |ep| {
-            let f = flags | sys::FI_COMPLETION;
-            // SAFETY: d points into this context's boxed AmoDesc, which stays
-            // put and untouched until the op completes (callers wait before
-            // posting the next atomic); scratch is registered heap memory.
-            unsafe {
-                let d = &mut *d;
-                match kind {
-                    AmoKind::Plain => sys::fi_atomicmsg(ep, &d.msg, f),
-                    AmoKind::Fetch => {
-                        sys::fi_fetch_atomicmsg(ep, &d.msg, &mut d.result, &mut d.desc[2], 1, f)
-                    }
-                    AmoKind::Compare => sys::fi_compare_atomicmsg(
-                        ep,
-                        &d.msg,
-                        &d.compare,
-                        &mut d.desc[1],
-                        1,
-                        &mut d.result,
-                        &mut d.desc[2],
-                        1,
-                        f,
-                    ),
-                }
-            }
+        self.amo_desc
+            .prepare(remote, ty, op, self.scratch, self.desc);
+        let m: *mut AtomicMsg = &mut *self.amo_desc;
+        self.post(form.call(), |ep| {
+            // SAFETY: m points into this context's boxed AtomicMsg, which
+            // stays put and untouched until the op completes (callers wait
+            // before posting the next atomic); scratch is registered heap.
+            unsafe { ep.atomic_msg(form, &mut *m, flags) }
         })
     }
 
@@ -580,25 +446,9 @@ impl TxContext {
         }
     }
 
-    /// Whether the provider can do (datatype, op, kind) natively on this endpoint.
-    pub fn atomic_valid(
-        &self,
-        datatype: sys::fi_datatype,
-        op: sys::fi_op,
-        kind: crate::amo::AmoKind,
-    ) -> bool {
-        use crate::amo::AmoKind;
-        let mut count = 0usize;
-        let ep = self.ep.as_ptr();
-        // SAFETY: ep is an enabled endpoint; count is an out-param.
-        let ret = unsafe {
-            match kind {
-                AmoKind::Plain => sys::fi_atomicvalid(ep, datatype, op, &mut count),
-                AmoKind::Fetch => sys::fi_fetch_atomicvalid(ep, datatype, op, &mut count),
-                AmoKind::Compare => sys::fi_compare_atomicvalid(ep, datatype, op, &mut count),
-            }
-        };
-        ret == 0 && count >= 1
+    /// Whether the provider can do (ty, op, form) natively on this endpoint.
+    pub fn atomic_valid(&self, ty: AmoType, op: AmoOp, form: AmoForm) -> bool {
+        self.ep.atomic_valid(ty, op, form)
     }
 }
 
@@ -613,24 +463,36 @@ impl TxContext {
     }
 }
 
-fn ofi_flags(flags: OpFlags) -> u64 {
-    let mut f = 0;
+/// libfabric flags for the policy's [`OpFlags`].
+fn ofi_flags(flags: OpFlags) -> Flags {
+    let mut f = Flags::NONE;
     if flags.contains(OpFlags::FENCE) {
-        f |= sys::FI_FENCE;
+        f = f | Flags::FENCE;
     }
     if flags.contains(OpFlags::DELIVERY_COMPLETE) {
-        f |= sys::FI_DELIVERY_COMPLETE;
+        f = f | Flags::DELIVERY_COMPLETE;
     }
     f
+}
+
+/// libfabric flags of a read for the policy's [`OpFlags`]: the fence only.
+/// A read completes only once its data has arrived: delivery-complete adds
+/// nothing, and some providers reject the flag on reads.
+fn read_flags(flags: OpFlags) -> Flags {
+    if flags.contains(OpFlags::FENCE) {
+        Flags::FENCE
+    } else {
+        Flags::NONE
+    }
 }
 
 impl TxContext {
     /// The order-dummy read of `target` into scratch word 3 (its content is
     /// never looked at; several may be in flight at once).
-    fn read_order_dummy(&mut self, target: usize, flags: u64) -> Result<()> {
+    fn read_order_dummy(&mut self, target: usize, flags: Flags) -> Result<()> {
         let local = LocalBuf {
-            // SAFETY: word 3 of the SCRATCH_BYTES scratch area.
-            ptr: unsafe { self.scratch.add(24) },
+            // Word 3 of the SCRATCH_BYTES scratch area.
+            ptr: self.scratch.wrapping_add(24),
             len: 8,
             desc: self.desc,
         };
@@ -642,7 +504,7 @@ impl TxContext {
 impl Transport for TxContext {
     type Put = RmaOp;
     type Get = RmaOp;
-    type Amo = AtomicOp;
+    type Amo = NativeAmo;
     type Send = SendOp;
     type Error = Error;
 
@@ -669,23 +531,18 @@ impl Transport for TxContext {
             return self.post_counted("fi_inject_write", false, |ep| {
                 // SAFETY: buf..buf+len is the caller's live source buffer;
                 // with FI_INJECT the provider copies it before returning.
-                unsafe {
-                    sys::fi_inject_write(ep, buf as *const c_void, len, r.fi_addr, r.addr, r.key)
-                }
+                unsafe { ep.inject_write(buf, len, r) }
             });
         }
-        self.rma_chunked("fi_writemsg", sys::fi_writemsg, op, ofi_flags(flags))
+        self.rma_chunked(Rma::Write, op, ofi_flags(flags))
     }
 
     fn post_get(&mut self, _target: usize, op: RmaOp, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
-        // A read completes only once its data has arrived: delivery-complete
-        // adds nothing, and some providers reject the flag on reads.
-        let flags = flags.contains(OpFlags::FENCE) as u64 * sys::FI_FENCE;
-        self.rma_chunked("fi_readmsg", sys::fi_readmsg, op, flags)
+        self.rma_chunked(Rma::Read, op, read_flags(flags))
     }
 
-    fn post_amo(&mut self, _target: usize, op: AtomicOp, flags: OpFlags) -> Result<()> {
+    fn post_amo(&mut self, _target: usize, op: NativeAmo, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
         // Delivery-complete must mean applied. shm (1.17) completes a
         // non-fetching atomic before the target applied it even with
@@ -693,14 +550,12 @@ impl Transport for TxContext {
         // a fetching atomic completes only once its result exists, so the
         // non-fetching one goes in its fetching form (result ignored). Every
         // type we call native has the fetching form of every op.
-        let kind = if flags.contains(OpFlags::DELIVERY_COMPLETE)
-            && op.kind == crate::amo::AmoKind::Plain
-        {
-            crate::amo::AmoKind::Fetch
+        let form = if flags.contains(OpFlags::DELIVERY_COMPLETE) && op.form == AmoForm::Plain {
+            AmoForm::Fetch
         } else {
-            op.kind
+            op.form
         };
-        self.atomic(op.remote, op.datatype, op.op, kind, ofi_flags(flags))
+        self.atomic(op.remote, op.ty, op.op, form, ofi_flags(flags))
     }
 
     fn post_send(&mut self, target: usize, op: SendOp, flags: OpFlags) -> Result<()> {
@@ -712,15 +567,14 @@ impl Transport for TxContext {
     fn post_order_get(&mut self, target: usize, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
         self.diag.count(crate::diag::Counter::ForceGet);
-        let flags = flags.contains(OpFlags::FENCE) as u64 * sys::FI_FENCE;
-        self.read_order_dummy(target, flags)
+        self.read_order_dummy(target, read_flags(flags))
     }
 
     fn post_prove_amo_visible(&mut self, target: usize, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
         self.diag.count(crate::diag::Counter::ForceProof);
         if let Some(prover) = self.prover.get().cloned() {
-            let req = prover.prepare_proof(target as u32)?;
+            let req = prover.prepare_proof(target)?;
             let local = LocalBuf {
                 ptr: req.msg as *mut u8,
                 len: req.len,
@@ -739,20 +593,20 @@ impl Transport for TxContext {
         // No AM layer (yet): a delivery-complete atomic read of the order
         // dummy, ordered behind the AMOs by the provider's atomic ordering
         // (or the fence). Weaker than the no-op's reply; see docs/mcm.md.
-        let flags = ofi_flags(flags | OpFlags::DELIVERY_COMPLETE);
+        let flags = flags | OpFlags::DELIVERY_COMPLETE;
         if self.native_atomics {
             let remote = self.routes[target].order_dummy;
             self.atomic(
                 remote,
-                sys::FI_UINT64,
-                sys::FI_ATOMIC_READ,
-                crate::amo::AmoKind::Fetch,
-                flags,
+                AmoType::U64,
+                AmoOp::Read,
+                AmoForm::Fetch,
+                ofi_flags(flags),
             )?;
             // One atomic descriptor per context: finish it before the next.
             self.wait_local()
         } else {
-            self.read_order_dummy(target, flags & sys::FI_FENCE)
+            self.read_order_dummy(target, read_flags(flags))
         }
     }
 

@@ -24,12 +24,7 @@ pub const MIN_ALIGN: usize = 64;
 
 /// The access the heap is registered with: RMA both ways, and the
 /// local buffers of sends and receives (AM requests and landing zones).
-pub const HEAP_ACCESS: u64 = libfabric_sys::FI_READ
-    | libfabric_sys::FI_WRITE
-    | libfabric_sys::FI_REMOTE_READ
-    | libfabric_sys::FI_REMOTE_WRITE
-    | libfabric_sys::FI_SEND
-    | libfabric_sys::FI_RECV;
+pub const HEAP_ACCESS: u64 = crate::ofi::Mr::ACCESS_RMA_AND_MSG;
 
 /// A locale's registered memory region and its allocator.
 #[derive(Debug)]

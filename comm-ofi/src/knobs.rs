@@ -92,7 +92,7 @@ pub const KNOBS: &[Knob] = &[
     knob("PGAS_AM_DONE", "msg", AM, User, "msg or put: how a target signals 'done'"),
     knob("PGAS_MAX_TX_CONTEXTS", "provider's ep_cnt", COMM, User, "cap on the transmit contexts"),
     knob("PGAS_AM_AMO_DELAY", "1", AM, User, "0: non-fetching AMOs via AM wait for their 'done' at once"),
-    knob("PGAS_AM_IDLE_SLEEP_US", "0", AM, User, "the AM progress thread sleeps this long between polls after a long idle spell"),
+    knob("PGAS_AM_IDLE_SLEEP_US", "0", AM, User, "the AM poller sleeps this long between polls after a long idle spell"),
     knob("PGAS_MCM_WEAKEN", "unset", COMM, Test, "TEST-ONLY, breaks the memory model: the litmus suites' negative controls"),
     knob("PGAS_TEST_HOSTNAMES", "unset", COMM, Test, "TEST-ONLY: comma-separated host names by rank"),
     knob("PGAS_SINGLE_ENDPOINT", "unset", COMM, Test, "DIAGNOSIS-ONLY: set (to anything): transmit contexts are the receive endpoint itself"),

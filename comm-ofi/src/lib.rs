@@ -28,7 +28,7 @@ pub mod statics;
 pub mod sync;
 
 pub use am_seam::{AmLayer, AmPort, AmoReply, AmoRequest, PostponedAmo};
-pub use amo::{AmoKind, AmoOp, AmoType};
+pub use amo::{AmoForm, AmoOp, AmoType};
 pub use atomics::AmoRoute;
 pub use backoff::Backoff;
 pub use comm::{Comm, GlobalAddr, IdlePolicy, Locale, NbHandle, ProviderInfo};

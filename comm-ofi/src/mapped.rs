@@ -1,6 +1,6 @@
 //! The intra-node mapped path: locales on one host map each other's
 //! registered heap, so PUT and GET to them are copies and their atomics CPU
-//! atomics, with no provider, no transmit context and no progress thread of
+//! atomics, with no provider, no transmit context and no receive poller of
 //! the target involved.
 //!
 //! Set-up (in `Comm::open`, collective): every locale that wants the path
@@ -349,7 +349,7 @@ impl Mapped {
     /// included) and the range lies inside it.
     #[inline]
     pub fn translate(&self, locale: Locale, addr: u64, len: usize) -> Option<*mut u8> {
-        let s = self.slots.get(locale as usize)?;
+        let s = self.slots.get(locale)?;
         let end = addr.checked_add(len as u64)?;
         if addr >= s.lo && end <= s.hi {
             Some(addr.wrapping_add(s.delta) as *mut u8)
@@ -361,11 +361,7 @@ impl Mapped {
     /// Whether this locale reaches `locale`'s heap by mapping (not itself).
     #[inline]
     pub fn maps(&self, locale: Locale) -> bool {
-        locale as usize != self.me
-            && self
-                .slots
-                .get(locale as usize)
-                .is_some_and(|s| s.lo <= s.hi)
+        locale != self.me && self.slots.get(locale).is_some_and(|s| s.lo <= s.hi)
     }
 
     /// Whether any locale of the job maps another (atomics are then CPU
@@ -395,7 +391,7 @@ impl Mapped {
     /// (and before) every send to a mapped peer.
     #[inline]
     pub fn ring(&self, locale: Locale) {
-        let Some(s) = self.slots.get(locale as usize) else {
+        let Some(s) = self.slots.get(locale) else {
             return;
         };
         if s.lo > s.hi {

@@ -239,17 +239,35 @@ pub fn modes_of(provider: &str, single_host: bool) -> Result<Vec<Mode>> {
     Ok(modes)
 }
 
-fn sort_key(c: &Candidate, single_host: bool) -> (u8, u8, String, usize, bool, bool) {
-    let prov = c.info.prov_name();
+fn sort_key(c: &Candidate, single_host: bool) -> RankKey {
+    rank_key(
+        &c.info.prov_name(),
+        c.mode,
+        c.atomics,
+        &c.info.domain_name(),
+        single_host,
+    )
+}
+
+/// The order in which usable candidates are tried, lower first (see
+/// [`rank_key`]).
+type RankKey = (u8, u8, String, usize, bool, bool);
+
+/// Where a (provider, mode, atomics, domain) candidate ranks: the
+/// provider's class and position ([`provider_rank`]) first, then its name
+/// (two providers of one class always tie-break the same way), then the
+/// mode in [`Mode::PREFERENCE`] order, native atomics before none, and on
+/// one host the loopback domain before other interfaces. So the provider
+/// is chosen first and the best mode it honours second.
+fn rank_key(prov: &str, mode: Mode, atomics: bool, domain: &str, single_host: bool) -> RankKey {
     let mode_idx = Mode::PREFERENCE
         .iter()
-        .position(|m| *m == c.mode)
+        .position(|m| *m == mode)
         .unwrap_or(9);
-    let dom = c.info.domain_name();
     // On one host, prefer the loopback interface for IP providers.
-    let not_lo = single_host && !(dom == "lo" || dom.starts_with("127."));
-    let (class, sub) = provider_rank(&prov, single_host);
-    (class, sub, prov, mode_idx, !c.atomics, not_lo)
+    let not_lo = single_host && !(domain == "lo" || domain.starts_with("127."));
+    let (class, sub) = provider_rank(prov, single_host);
+    (class, sub, prov.to_string(), mode_idx, !atomics, not_lo)
 }
 
 /// Chooses provider and mode (run on locale 0).
@@ -443,5 +461,122 @@ mod order_tests {
             missing_order(Mode::DeliveryComplete, 0, sys::FI_ORDER_SAS),
             sys::FI_ORDER_SAS
         );
+    }
+}
+
+#[cfg(test)]
+mod ranking_tests {
+    use super::*;
+
+    /// The candidates, best first, as (provider, mode, atomics, domain).
+    fn ranked<'a>(
+        mut c: Vec<(&'a str, Mode, bool, &'a str)>,
+        single_host: bool,
+    ) -> Vec<(&'a str, Mode, bool, &'a str)> {
+        c.sort_by_key(|(p, m, a, d)| rank_key(p, *m, *a, d, single_host));
+        c
+    }
+
+    fn names(c: &[(&str, Mode, bool, &str)]) -> Vec<String> {
+        c.iter().map(|(p, ..)| p.to_string()).collect()
+    }
+
+    const MO: Mode = Mode::MessageOrder;
+
+    #[test]
+    fn hardware_then_shm_then_ip_then_sockets_on_one_host() {
+        let c = vec![
+            ("sockets", MO, true, "eth0"),
+            ("udp;ofi_rxd", MO, false, "eth0"),
+            ("tcp;ofi_rxm", MO, false, "eth0"),
+            ("shm", MO, true, "shm"),
+            ("verbs;ofi_rxm", MO, true, "mlx5_0"),
+        ];
+        assert_eq!(
+            names(&ranked(c, true)),
+            [
+                "verbs;ofi_rxm",
+                "shm",
+                "tcp;ofi_rxm",
+                "udp;ofi_rxd",
+                "sockets"
+            ]
+        );
+    }
+
+    #[test]
+    fn shm_ranks_last_when_locales_span_hosts() {
+        let c = vec![
+            ("shm", MO, true, "shm"),
+            ("sockets", MO, true, "eth0"),
+            ("tcp;ofi_rxm", MO, false, "eth0"),
+        ];
+        assert_eq!(names(&ranked(c, false)), ["tcp;ofi_rxm", "sockets", "shm"]);
+        assert_eq!(provider_rank("shm", false).0, 9);
+    }
+
+    #[test]
+    fn the_provider_is_chosen_before_the_mode() {
+        // sockets offers message-order-fence, shm only delivery-complete:
+        // shm still wins (the point of ranking providers first).
+        let c = vec![
+            ("sockets", Mode::MessageOrderFence, true, "eth0"),
+            ("shm", Mode::DeliveryComplete, true, "shm"),
+        ];
+        assert_eq!(names(&ranked(c, true)), ["shm", "sockets"]);
+    }
+
+    #[test]
+    fn within_a_provider_the_mode_preference_then_atomics_then_loopback() {
+        let c = vec![
+            ("tcp;ofi_rxm", Mode::DeliveryComplete, true, "lo"),
+            ("tcp;ofi_rxm", MO, false, "lo"),
+            ("tcp;ofi_rxm", MO, true, "eth0"),
+            ("tcp;ofi_rxm", MO, true, "lo"),
+            ("tcp;ofi_rxm", Mode::MessageOrderFence, false, "eth0"),
+        ];
+        let r = ranked(c, true);
+        let got: Vec<(Mode, bool, &str)> = r.iter().map(|(_, m, a, d)| (*m, *a, *d)).collect();
+        assert_eq!(
+            got,
+            [
+                (Mode::MessageOrderFence, false, "eth0"),
+                (MO, true, "lo"),
+                (MO, true, "eth0"),
+                (MO, false, "lo"),
+                (Mode::DeliveryComplete, true, "lo"),
+            ]
+        );
+    }
+
+    #[test]
+    fn loopback_counts_only_on_one_host() {
+        let lo = rank_key("tcp;ofi_rxm", MO, true, "127.0.0.1", true);
+        let eth = rank_key("tcp;ofi_rxm", MO, true, "eth0", true);
+        assert!(lo < eth);
+        assert_eq!(
+            rank_key("tcp;ofi_rxm", MO, true, "lo", false),
+            rank_key("tcp;ofi_rxm", MO, true, "eth0", false)
+        );
+    }
+
+    #[test]
+    fn providers_of_one_class_tie_break_by_name_and_position() {
+        // tcp before udp before net (position in class); two hardware
+        // providers by name, the same on every run.
+        assert!(provider_rank("tcp;ofi_rxm", true) < provider_rank("udp;ofi_rxd", true));
+        assert!(provider_rank("udp", true) < provider_rank("net", true));
+        let c = vec![("verbs;ofi_rxm", MO, true, "d"), ("efa", MO, true, "d")];
+        assert_eq!(names(&ranked(c, true)), ["efa", "verbs;ofi_rxm"]);
+    }
+
+    #[test]
+    fn a_forced_name_matches_the_core_provider_or_the_whole_stack() {
+        assert!(provider_matches("tcp;ofi_rxm", "tcp"));
+        assert!(provider_matches("tcp;ofi_rxm", "tcp;ofi_rxm"));
+        assert!(provider_matches("shm", "shm"));
+        assert!(!provider_matches("tcp;ofi_rxm", "ofi_rxm"));
+        assert!(!provider_matches("tcp;ofi_rxm", "udp"));
+        assert!(!provider_matches("sockets", "sock"));
     }
 }

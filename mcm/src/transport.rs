@@ -9,11 +9,14 @@
 
 use crate::DanglingStores;
 
-/// A locale (process) index, `0..num_locales`.
+/// A locale (process) index, `0..num_locales`: the one definition of the
+/// workspace (`comm_ofi::Locale` and `runtime_shim::Locale` re-export it).
 ///
-/// The policy indexes [`DanglingStores`] with it; a value out of range is a
-/// bug in the caller (the generic layer validates locales before it gets here)
-/// and panics.
+/// A `usize`, so that it indexes per-locale tables (here [`DanglingStores`],
+/// above the peer and mapping tables) without a conversion; wire formats
+/// that carry a locale store it as a `u32`, the C ABI as an `int`.
+/// The policy panics on a value out of range: a bug in the caller (the
+/// generic layer validates locales before it gets here).
 pub type Locale = usize;
 
 /// Per-operation flags the policy asks a transport to add.

@@ -59,7 +59,7 @@ fn run(rt: &'static Runtime, updates: u64, buckets: usize) -> runtime_shim::Resu
         let mut s = Stream::new(me as u64, t as u64);
         for i in 0..per_task {
             let key = s.next() % total;
-            let owner = (key / buckets as u64) as u32;
+            let owner = (key / buckets as u64) as usize;
             let idx = (key % buckets as u64) as usize;
             let cell = rt.atomic(h.at(owner).expect("owner in range").add(idx));
             let r = if i % 16 == 0 {

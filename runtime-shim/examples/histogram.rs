@@ -8,7 +8,7 @@ const DRAWS: u64 = 20_000;
 
 fn main() -> runtime_shim::Result<()> {
     let rt = init()?;
-    let (n, me) = (rt.num_locales() as usize, rt.here());
+    let (n, me) = (rt.num_locales(), rt.here());
     let per = BINS.div_ceil(n);
     let bins = rt.alloc_all::<u64>(per)?;
     rt.barrier()?;
@@ -18,8 +18,7 @@ fn main() -> runtime_shim::Result<()> {
         x ^= x >> 7;
         x ^= x << 17;
         let b = (x % BINS as u64) as usize;
-        rt.atomic(bins.at((b / per) as u32)?.add(b % per))
-            .add_unordered(1)?;
+        rt.atomic(bins.at(b / per)?.add(b % per)).add_unordered(1)?;
     }
     rt.barrier()?; // flushes the unordered adds; every add is visible after it
     let mut mine = vec![0u64; per];

@@ -50,8 +50,8 @@ fn serial(cells: usize, steps: usize) -> Vec<f64> {
 }
 
 fn run(rt: &'static Runtime, block: usize, steps: usize) -> runtime_shim::Result<bool> {
-    let n = rt.num_locales() as usize;
-    let me = rt.here() as usize;
+    let n = rt.num_locales();
+    let me = rt.here();
     // Cells [0] and [block + 1] are halos.
     let a = rt.alloc_all::<f64>(block + 2)?;
     let mut cur: Vec<f64> = (0..block + 2)
@@ -71,10 +71,10 @@ fn run(rt: &'static Runtime, block: usize, steps: usize) -> runtime_shim::Result
         // Halo exchange: my edge cells into the neighbours' halos.
         let mut hs = Vec::with_capacity(2);
         if me > 0 {
-            hs.push(rt.put_nb(a.at(me as u32 - 1)?.add(block + 1), vec![cur[1]])?);
+            hs.push(rt.put_nb(a.at(me - 1)?.add(block + 1), vec![cur[1]])?);
         }
         if me + 1 < n {
-            hs.push(rt.put_nb(a.at(me as u32 + 1)?, vec![cur[block]])?);
+            hs.push(rt.put_nb(a.at(me + 1)?, vec![cur[block]])?);
         }
         for h in hs {
             h.wait()?;
@@ -114,15 +114,9 @@ fn run(rt: &'static Runtime, block: usize, steps: usize) -> runtime_shim::Result
             let part = &mut all[l * block..(l + 1) * block];
             let evens = block.div_ceil(2);
             let odds = block / 2;
-            rt.get_strided(part, &[2], a.at(l as u32)?.add(1), &[2], &[1, evens])?;
+            rt.get_strided(part, &[2], a.at(l)?.add(1), &[2], &[1, evens])?;
             if odds > 0 {
-                rt.get_strided(
-                    &mut part[1..],
-                    &[2],
-                    a.at(l as u32)?.add(2),
-                    &[2],
-                    &[1, odds],
-                )?;
+                rt.get_strided(&mut part[1..], &[2], a.at(l)?.add(2), &[2], &[1, odds])?;
             }
         }
         let gathered = all == reference;

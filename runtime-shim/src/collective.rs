@@ -178,7 +178,7 @@ impl Collectives {
 
     /// Reads locale `l`'s failure message.
     fn failure_of(&self, comm: &Comm, l: Locale) -> String {
-        let at = GlobalAddr::new(l, self.peers[l as usize] + ERR_OFF as u64);
+        let at = GlobalAddr::new(l, self.peers[l] + ERR_OFF as u64);
         let mut len = [0u8; 8];
         if let Err(e) = comm.get(&mut len, at) {
             return format!("(its message cannot be read: {e})");
@@ -203,8 +203,8 @@ impl Collectives {
         local: Result<()>,
         wait: &dyn Fn(&dyn Fn() -> bool),
     ) -> Result<()> {
-        let n = comm.num_locales() as usize;
-        let me = comm.here() as usize;
+        let n = comm.num_locales();
+        let me = comm.here();
         let Some(mut epoch) = self.barrier_epoch.try_lock() else {
             return Err(Error::State(format!(
                 "barrier entered by two tasks of locale {me} at once; a barrier is called by one \
@@ -220,7 +220,7 @@ impl Collectives {
         let mut failed = None;
         if let Err(e) = &local {
             self.publish_failure(comm, &e.to_string())?;
-            failed = Some(me as Locale);
+            failed = Some(me);
         }
         if self.kind == BarrierKind::Oob {
             let text = local.as_ref().err().map(|e| e.to_string());
@@ -234,7 +234,7 @@ impl Collectives {
                 (Ok(()), None) => Ok(()),
                 (Ok(()), Some(l)) => Err(Error::Collective {
                     op,
-                    locale: l as Locale,
+                    locale: l,
                     reason: String::from_utf8_lossy(&all[l]).into_owned(),
                 }),
             };
@@ -247,7 +247,7 @@ impl Collectives {
         while dist < n {
             let partner = (me + dist) % n;
             let flag = GlobalAddr::new(
-                partner as Locale,
+                partner,
                 self.peers[partner] + (set - self.area) + 8 * round as u64,
             );
             comm.put(flag, &flag_word(e, failed).to_le_bytes())?;
@@ -348,7 +348,7 @@ impl Collectives {
             copy = Some(c);
         }
         for t in 1..n {
-            if let Err(e) = comm.put(GlobalAddr::new(t, self.peers[t as usize] + slot), &msg) {
+            if let Err(e) = comm.put(GlobalAddr::new(t, self.peers[t] + slot), &msg) {
                 if let Some(c) = copy {
                     comm.free(c)?;
                 }

@@ -6,7 +6,7 @@
 //! `PGAS_ERR_*` codes of `include/pgas_shim.h` ([`Error::code`]) and keeps the
 //! message for `pgas_last_error`.
 
-use comm_ofi::{AmoOp, AmoType};
+use comm_ofi::{AmoOp, AmoType, Locale};
 
 /// Result alias of the shim.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -39,7 +39,7 @@ pub enum Error {
         /// The bad locale.
         locale: i64,
         /// The job size.
-        num_locales: u32,
+        num_locales: Locale,
     },
     /// A null pointer where an address was needed (C ABI).
     #[error("null pointer passed as {what}")]
@@ -83,7 +83,7 @@ pub enum Error {
     #[error("address {addr:#x} on locale {locale}: {reason}")]
     BadAddress {
         /// Locale of the address.
-        locale: u32,
+        locale: Locale,
         /// The address.
         addr: u64,
         /// What is wrong with it.
@@ -119,7 +119,7 @@ pub enum Error {
         /// The collective ("barrier", "broadcast", "alloc_all").
         op: &'static str,
         /// The locale whose part failed.
-        locale: u32,
+        locale: Locale,
         /// Its message.
         reason: String,
     },

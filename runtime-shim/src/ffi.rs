@@ -89,13 +89,13 @@ fn rt() -> Result<&'static Runtime> {
 }
 
 fn locale(rt: &Runtime, l: i32) -> Result<Locale> {
-    if l < 0 || l as u32 >= rt.num_locales() {
-        return Err(Error::InvalidLocale {
-            locale: l as i64,
+    match Locale::try_from(l) {
+        Ok(locale) if locale < rt.num_locales() => Ok(locale),
+        _ => Err(Error::InvalidLocale {
+            locale: l.into(),
             num_locales: rt.num_locales(),
-        });
+        }),
     }
-    Ok(l as Locale)
 }
 
 fn non_null<T>(p: *const T, what: &'static str) -> Result<()> {
@@ -1736,7 +1736,7 @@ pub unsafe extern "C" fn pgas_comm_diags_get_all(out: *mut PgasCommDiags, n: usi
     ffi(|| {
         non_null(out, "out (pgas_comm_diags_t array)")?;
         let rt = rt()?;
-        let locales = rt.num_locales() as usize;
+        let locales = rt.num_locales();
         if n != locales {
             return Err(Error::InvalidLength {
                 what: "pgas_comm_diags_get_all's array",

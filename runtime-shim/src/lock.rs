@@ -232,7 +232,7 @@ mod tests {
 
     #[test]
     fn queue_nodes_round_trip_through_the_lock_word() {
-        for (l, a) in [(0u32, 0x1000u64), (3, 0x7fff_ffff_f000), (65_000, 8)] {
+        for (l, a) in [(0usize, 0x1000u64), (3, 0x7fff_ffff_f000), (65_000, 8)] {
             let p = GlobalPtr::<u64>::new(l, a);
             let w = encode(p);
             assert_ne!(w, 0, "a node never encodes as 'free'");

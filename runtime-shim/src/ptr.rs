@@ -122,18 +122,15 @@ impl<T: Pod> Dist<T> {
 
     /// The part on `locale`.
     pub fn at(&self, locale: Locale) -> Result<GlobalPtr<T>> {
-        self.ptrs
-            .get(locale as usize)
-            .copied()
-            .ok_or(Error::InvalidLocale {
-                locale: locale as i64,
-                num_locales: self.ptrs.len() as u32,
-            })
+        self.ptrs.get(locale).copied().ok_or(Error::InvalidLocale {
+            locale: locale as i64,
+            num_locales: self.ptrs.len(),
+        })
     }
 
     /// The part on this locale.
     pub fn local(&self) -> GlobalPtr<T> {
-        self.ptrs[self.here as usize]
+        self.ptrs[self.here]
     }
 
     /// Every locale's part, by locale.

@@ -365,11 +365,11 @@ impl Runtime {
                 self.free(mine)?;
                 return Err(Error::Collective {
                     op: "alloc_all",
-                    locale: l as Locale,
+                    locale: l,
                     reason: String::from_utf8_lossy(a.get(8..).unwrap_or_default()).into_owned(),
                 });
             }
-            ptrs.push(GlobalPtr::new(l as Locale, w));
+            ptrs.push(GlobalPtr::new(l, w));
         }
         Ok(Dist::new(ptrs, n, self.here()))
     }
@@ -415,7 +415,7 @@ impl Runtime {
     pub fn coforall_locales(&'static self, f: FnId, args: &[u8]) -> Result<Vec<Vec<u8>>> {
         self.check_open()?;
         let args: Arc<[u8]> = args.into();
-        let mut tasks = Vec::with_capacity(self.num_locales() as usize);
+        let mut tasks = Vec::with_capacity(self.num_locales());
         for l in 0..self.num_locales() {
             let a = args.clone();
             tasks.push(self.spawn(move || self.on(l, f, &a))?);

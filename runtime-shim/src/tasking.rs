@@ -198,10 +198,10 @@ pub struct PoolConfig {
     /// Core for each worker (`None`: unpinned).
     pub cores: Option<Vec<usize>>,
     /// Waits sleep a little between checks instead of spinning (providers
-    /// whose progress thread starves when we spin: `sockets`).
+    /// whose internal progress thread starves when we spin: `sockets`).
     pub block_wait: bool,
     /// Thread names are `pgas-worker-<locale>-<i>`.
-    pub locale: u32,
+    pub locale: comm_ofi::Locale,
 }
 
 impl Pool {

@@ -186,8 +186,8 @@ impl Team {
         Team {
             inner: Arc::new(Inner {
                 rt,
-                members: (0..n as Locale).collect(),
-                me: rt.here() as usize,
+                members: (0..n).collect(),
+                me: rt.here(),
                 areas,
                 state: Mutex::new(State::default()),
                 splits: AtomicU64::new(0),

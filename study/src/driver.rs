@@ -498,10 +498,8 @@ pub fn run(o: &Options, mp: &MultiProgress) -> Res<PathBuf> {
          task-end jobs with {} locales\n\
          {}",
         out.display(),
-        // SAFETY: fi_version() has no preconditions.
-        libfabric_sys::fi_major(unsafe { libfabric_sys::fi_library_version() }),
-        // SAFETY: as above.
-        libfabric_sys::fi_minor(unsafe { libfabric_sys::fi_library_version() }),
+        comm_ofi::ofi::library_version().0,
+        comm_ofi::ofi::library_version().1,
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
         loadavg(),
         o.rounds,

@@ -4,9 +4,12 @@
 //! Set-up (selection, fabric/domain/AV/CQ/endpoint, registration, address
 //! exchange) reuses comm-ofi's safe wrappers and selection, so the endpoint
 //! is opened from exactly the `fi_info` our layer would use for this
-//! (provider, mode). The timed loops call libfabric-sys directly
+//! (provider, mode). The timed loops make one libfabric call per operation
 //! (`fi_inject_write`, `fi_writemsg`, `fi_readmsg`, `fi_fetch_atomic`,
-//! `fi_atomicmsg`, `fi_send`/`fi_recv`, `fi_cq_read` or `fi_cq_sread`).
+//! `fi_atomicmsg`, `fi_send`/`fi_recv`, `fi_cq_read` or `fi_cq_sread`)
+//! through comm-ofi's `ofi` layer, the one place that makes libfabric
+//! calls: thin inlined wrappers that build the call's descriptor and map
+//! its return code, with none of the layer's logic above them.
 //!
 //! Each point gets the *matched* floor ([`Floor`]): the least raw libfabric
 //! must do to give the operation's guarantee in this mode. A blocking PUT
@@ -31,10 +34,12 @@ use crate::plan::{Op, Plan};
 use crate::stats::{measure, measure_timed, Budget, Point, Res};
 use bootstrap::Oob;
 use comm_ofi::heap::Heap;
-use comm_ofi::ofi::{Av, Cq, CqEntry, Domain, Endpoint, Fabric, Mr, WaitMode};
+use comm_ofi::ofi::{
+    AtomicMsg, Av, Cq, CqEntry, Domain, Endpoint, Fabric, FiAddr, Flags, LocalBuf, Mr, OfiError,
+    Posted, RemoteBuf, Rma, WaitMode,
+};
 use comm_ofi::select::{self, SelectRequest};
-use comm_ofi::Mode;
-use libfabric_sys as sys;
+use comm_ofi::{AmoForm, AmoOp, AmoType, Mode};
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
@@ -66,7 +71,7 @@ pub fn no_raw_atomics_reason(provider: &str, granted: bool) -> Option<&'static s
 
 #[derive(Debug, Clone, Copy)]
 struct Peer {
-    fi_addr: sys::fi_addr_t,
+    fi_addr: FiAddr,
     /// Address of the peer's heap base in provider addressing (VA or 0).
     base: u64,
     key: u64,
@@ -131,8 +136,8 @@ pub struct Raw {
     mode: Mode,
     atomics: bool,
     wait: WaitMode,
-    write_flags: u64,
-    read_flags: u64,
+    write_flags: Flags,
+    read_flags: Flags,
     inject_size: usize,
     // Drop order: endpoint, MR, CQ, AV, domain, fabric, then the heap.
     ep: Endpoint,
@@ -143,6 +148,8 @@ pub struct Raw {
     _fabric: Arc<Fabric>,
     heap: Heap,
     desc: *mut c_void,
+    /// The descriptors of `atomic_add`'s `fi_atomicmsg`.
+    amo: Box<AtomicMsg>,
     peers: Vec<Peer>,
     /// Offsets (from the heap base) of the data region, the 64-byte scratch
     /// (atomic operand at 0, result at 16, ping message at 32) and the
@@ -224,10 +231,10 @@ impl Raw {
         // SAFETY: the heap mapping outlives the MR (field drop order).
         let mr = unsafe { Mr::register(&domain, heap.base(), heap.size(), access, 1)? };
         let mr_mode = info.mr_mode();
-        if mr_mode & sys::FI_MR_ENDPOINT != 0 {
+        if mr_mode.endpoint() {
             mr.bind_enable(&ep)?;
         }
-        let desc = if mr_mode & sys::FI_MR_LOCAL != 0 {
+        let desc = if mr_mode.local() {
             mr.desc()
         } else {
             ptr::null_mut()
@@ -237,7 +244,7 @@ impl Raw {
         let mut reg = heap.base_addr().to_le_bytes().to_vec();
         reg.extend_from_slice(&mr.key().to_le_bytes());
         let regs = oob.allgather(&reg)?;
-        let virt = mr_mode & sys::FI_MR_VIRT_ADDR != 0;
+        let virt = mr_mode.virt_addr();
         let mut peers = Vec::with_capacity(n);
         for (i, r) in regs.iter().enumerate() {
             let w = |k: usize| -> Res<u64> {
@@ -261,8 +268,12 @@ impl Raw {
             mode: sel.mode,
             atomics: sel.native_atomics,
             wait,
-            write_flags: sys::FI_COMPLETION | if dc { sys::FI_DELIVERY_COMPLETE } else { 0 },
-            read_flags: sys::FI_COMPLETION | if fence { sys::FI_FENCE } else { 0 },
+            write_flags: if dc {
+                Flags::DELIVERY_COMPLETE
+            } else {
+                Flags::NONE
+            },
+            read_flags: if fence { Flags::FENCE } else { Flags::NONE },
             inject_size: info.inject_size(),
             ep,
             _mr: mr,
@@ -272,6 +283,7 @@ impl Raw {
             _fabric: fabric,
             heap,
             desc,
+            amo: Box::default(),
             peers,
             region,
             scratch,
@@ -312,69 +324,43 @@ impl Raw {
 
     /// Reads completions once; returns how many (0 when none yet).
     fn reap(&mut self, buf: &mut [CqEntry]) -> Res<usize> {
-        let cq = self.cq.as_ptr();
-        let ret = match self.wait {
-            // SAFETY: buf has room for buf.len() entries of the CQ's format (DATA).
-            WaitMode::Spin => unsafe { sys::fi_cq_read(cq, buf.as_mut_ptr().cast(), buf.len()) },
-            // SAFETY: as above; no wait condition.
-            WaitMode::Block => unsafe {
-                sys::fi_cq_sread(cq, buf.as_mut_ptr().cast(), buf.len(), ptr::null(), 100)
-            },
-        };
-        if ret > 0 {
-            return Ok(ret as usize);
-        }
-        let code = -(ret as i64);
-        if code == sys::FI_EAGAIN as i64
-            || code == sys::FI_ETIMEDOUT as i64
-            || code == sys::FI_EINTR as i64
-        {
-            return Ok(0);
-        }
-        if code == sys::FI_EAVAIL as i64 {
-            // The wrapper reads the error entry and names it.
-            return match self.cq.read(&mut buf[..1], 0) {
-                Err(e) => Err(e.error.into()),
-                Ok(k) => Ok(k),
-            };
-        }
-        Err(comm_ofi::OfiError::from_ret("fi_cq_read", ret as i64).into())
+        // fi_cq_read, or fi_cq_sread waiting up to 100 ms; an error entry is
+        // read and named.
+        self.cq.read(buf, 100).map_err(|e| e.error.into())
     }
 
     /// Posts with `f`, reaping completions while the provider says EAGAIN.
-    fn post(&mut self, call: &'static str, f: impl FnMut(*mut sys::fid_ep) -> isize) -> Res<()> {
-        self.post_counted(call, true, f)
+    fn post(&mut self, f: impl FnMut(&Endpoint) -> Result<Posted, OfiError>) -> Res<()> {
+        self.post_counted(true, f)
     }
 
     /// [`Raw::post`]; `counted`: the operation reports a completion (an
     /// injected one does not).
     fn post_counted(
         &mut self,
-        call: &'static str,
         counted: bool,
-        mut f: impl FnMut(*mut sys::fid_ep) -> isize,
+        mut f: impl FnMut(&Endpoint) -> Result<Posted, OfiError>,
     ) -> Res<()> {
         let mut buf = [CqEntry::default(); 16];
         let mut idle = 0u32;
         loop {
-            let ret = f(self.ep.as_ptr());
-            if ret == -(sys::FI_EAGAIN as isize) {
-                let k = self.reap(&mut buf)?;
-                if self.serving {
-                    self.backlog.extend_from_slice(&buf[..k]);
+            match f(&self.ep)? {
+                Posted::Done => {
+                    self.outstanding += counted as usize;
+                    return Ok(());
                 }
-                self.outstanding -= k.min(self.outstanding);
-                idle = if k == 0 { idle + 1 } else { 0 };
-                if idle > 64 && self.wait == WaitMode::Spin {
-                    std::thread::yield_now();
+                Posted::TryAgain => {
+                    let k = self.reap(&mut buf)?;
+                    if self.serving {
+                        self.backlog.extend_from_slice(&buf[..k]);
+                    }
+                    self.outstanding -= k.min(self.outstanding);
+                    idle = if k == 0 { idle + 1 } else { 0 };
+                    if idle > 64 && self.wait == WaitMode::Spin {
+                        std::thread::yield_now();
+                    }
                 }
-                continue;
             }
-            if ret < 0 {
-                return Err(comm_ofi::OfiError::from_ret(call, ret as i64).into());
-            }
-            self.outstanding += counted as usize;
-            return Ok(());
         }
     }
 
@@ -400,68 +386,48 @@ impl Raw {
         Ok(())
     }
 
+    /// The remote side of an access to `peer`'s offset `roff`.
+    fn remote(&self, peer: usize, roff: u64) -> RemoteBuf {
+        let p = self.peers[peer];
+        RemoteBuf {
+            fi_addr: p.fi_addr,
+            addr: p.base + roff,
+            key: p.key,
+        }
+    }
+
     /// `fi_writemsg` of `len` bytes at local offset `loff` to `peer`'s
     /// offset `roff`, or `fi_readmsg` the other way.
     fn rma(&mut self, write: bool, peer: usize, loff: u64, roff: u64, len: usize) -> Res<()> {
-        let p = self.peers[peer];
-        let iov = libc::iovec {
-            iov_base: self.local(loff).cast(),
-            iov_len: len,
-        };
-        let rma = sys::fi_rma_iov {
-            addr: p.base + roff,
+        let local = LocalBuf {
+            ptr: self.local(loff),
             len,
-            key: p.key,
+            desc: self.desc,
         };
-        let mut desc = self.desc;
-        let flags = if write {
-            self.write_flags
+        let remote = self.remote(peer, roff);
+        let (dir, flags) = if write {
+            (Rma::Write, self.write_flags)
         } else {
-            self.read_flags
+            (Rma::Read, self.read_flags)
         };
-        self.post(if write { "fi_writemsg" } else { "fi_readmsg" }, |ep| {
-            let msg = sys::fi_msg_rma {
-                msg_iov: &iov as *const libc::iovec as *const sys::iovec,
-                desc: &mut desc,
-                iov_count: 1,
-                addr: p.fi_addr,
-                rma_iov: &rma,
-                rma_iov_count: 1,
-                context: ptr::null_mut(),
-                data: 0,
-            };
-            // SAFETY: msg and what it points to live across the call; the local
-            // range lies in our registered heap and is not touched until the
-            // completion is reaped; the remote range lies in the peer's region.
-            unsafe {
-                if write {
-                    sys::fi_writemsg(ep, &msg, flags)
-                } else {
-                    sys::fi_readmsg(ep, &msg, flags)
-                }
-            }
+        self.post(|ep| {
+            // SAFETY: the local range lies in our registered heap and is not
+            // touched until the completion is reaped; the remote range lies
+            // in the peer's region.
+            unsafe { ep.rma_msg(dir, local, remote, 0, flags) }
         })
     }
 
     /// `fi_inject_write` of `len` bytes at local offset `loff` to `peer`'s
     /// offset `roff`: the source is free on return, no completion comes.
     fn inject(&mut self, peer: usize, loff: u64, roff: u64, len: usize) -> Res<()> {
-        let p = self.peers[peer];
         let buf = self.local(loff);
-        self.post_counted("fi_inject_write", false, |ep| {
+        let remote = self.remote(peer, roff);
+        self.post_counted(false, |ep| {
             // SAFETY: buf..buf+len lies in our heap; with FI_INJECT the
             // provider copies it before returning; the remote range lies in
             // the peer's region.
-            unsafe {
-                sys::fi_inject_write(
-                    ep,
-                    buf as *const c_void,
-                    len,
-                    p.fi_addr,
-                    p.base + roff,
-                    p.key,
-                )
-            }
+            unsafe { ep.inject_write(buf, len, remote) }
         })
     }
 
@@ -477,59 +443,32 @@ impl Raw {
     /// A non-fetching `fi_atomicmsg` (u64 sum of 1) on `peer`'s scratch
     /// word 1, with the write flags (delivery-complete in that mode).
     fn atomic_add(&mut self, peer: usize) -> Res<()> {
-        let p = self.peers[peer];
-        let operand = self.local(self.scratch);
+        let scratch = self.local(self.scratch);
         // SAFETY: scratch word 0 is ours; every atomic in flight reads the
         // same value 1 from it, none writes it.
-        unsafe { (operand as *mut u64).write(1) };
-        let mut desc = self.desc;
-        let ioc = sys::fi_ioc {
-            addr: operand.cast(),
-            count: 1,
-        };
-        let rma = sys::fi_rma_ioc {
-            addr: p.base + self.scratch + 8,
-            count: 1,
-            key: p.key,
-        };
+        unsafe { (scratch as *mut u64).write(1) };
+        let remote = self.remote(peer, self.scratch + 8);
+        self.amo
+            .prepare(remote, AmoType::U64, AmoOp::Add, scratch, self.desc);
+        let m: *mut AtomicMsg = &mut *self.amo;
         let flags = self.write_flags;
-        self.post("fi_atomicmsg", |ep| {
-            let msg = sys::fi_msg_atomic {
-                msg_iov: &ioc,
-                desc: &mut desc,
-                iov_count: 1,
-                addr: p.fi_addr,
-                rma_iov: &rma,
-                rma_iov_count: 1,
-                datatype: sys::FI_UINT64,
-                op: sys::FI_SUM,
-                context: ptr::null_mut(),
-                data: 0,
-            };
-            // SAFETY: msg and what it points to live across the call (the
-            // providers measured here copy the descriptors when posting; udp;
-            // ofi_rxd, which does not, has no raw atomics); the operand is a
+        self.post(|ep| {
+            // SAFETY: m points into our boxed AtomicMsg, alive across the
+            // call (the providers measured here copy the descriptors when
+            // posting; udp;ofi_rxd, which does not, has no raw atomics, and
+            // a window re-prepares the same values); the operand is a
             // registered scratch word untouched until completion.
-            unsafe { sys::fi_atomicmsg(ep, &msg, flags) }
+            unsafe { ep.atomic_msg(AmoForm::Plain, &mut *m, flags) }
         })
     }
 
     fn post_recv(&mut self, i: usize) -> Res<()> {
         let buf = self.local(self.recvs + (i * MSG) as u64);
         let desc = self.desc;
-        self.post("fi_recv", |ep| {
+        self.post(|ep| {
             // SAFETY: buf is MSG bytes of our registered heap reserved for this
             // receive until its completion is reaped.
-            unsafe {
-                sys::fi_recv(
-                    ep,
-                    buf.cast(),
-                    MSG,
-                    desc,
-                    sys::FI_ADDR_UNSPEC,
-                    (RECV_CTX + i) as *mut c_void,
-                )
-            }
+            unsafe { ep.recv(buf, MSG, desc, RECV_CTX + i) }
         })
     }
 
@@ -542,9 +481,9 @@ impl Raw {
             (buf.add(4) as *mut u32).write_unaligned(self.me as u32);
         }
         let (desc, addr) = (self.desc, self.peers[peer].fi_addr);
-        self.post("fi_send", |ep| {
+        self.post(|ep| {
             // SAFETY: 8 bytes of registered heap, untouched until completion.
-            unsafe { sys::fi_send(ep, buf as *const c_void, 8, desc, addr, ptr::null_mut()) }
+            unsafe { ep.send(buf, 8, desc, addr) }
         })
     }
 
@@ -795,32 +734,16 @@ impl Raw {
     }
 
     fn fetch_add(&mut self, peer: usize) -> Res<()> {
-        let p = self.peers[peer];
         let operand = self.local(self.scratch);
         let result = self.local(self.scratch + 16);
         // SAFETY: scratch words are ours; no atomic is in flight on them.
         unsafe { (operand as *mut u64).write(1) };
         let desc = self.desc;
-        let remote = p.base + self.scratch + 8;
-        self.post("fi_fetch_atomic", |ep| {
+        let remote = self.remote(peer, self.scratch + 8);
+        self.post(|ep| {
             // SAFETY: operand and result are registered scratch words untouched
             // until completion; the remote word lies in the peer's heap.
-            unsafe {
-                sys::fi_fetch_atomic(
-                    ep,
-                    operand as *const c_void,
-                    1,
-                    desc,
-                    result.cast(),
-                    desc,
-                    p.fi_addr,
-                    remote,
-                    p.key,
-                    sys::FI_UINT64,
-                    sys::FI_SUM,
-                    ptr::null_mut(),
-                )
-            }
+            unsafe { ep.fetch_atomic(operand, result, desc, remote, AmoType::U64, AmoOp::Add) }
         })?;
         self.wait_all()
     }

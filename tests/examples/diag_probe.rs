@@ -141,11 +141,7 @@ fn run() -> R {
         .comm_diagnostics_all()
         .map_err(e("comm_diagnostics_all"))?;
     check!(all.len() == 2, "gathered {} entries", all.len());
-    check!(
-        all[me as usize] == own,
-        "gathered {} but own {own}",
-        all[me as usize]
-    );
+    check!(all[me] == own, "gathered {} but own {own}", all[me]);
     check!(
         me != 0 || since(all[0]) == mine,
         "locale 0 gathered {} for itself, had {mine} since the baseline {base}",

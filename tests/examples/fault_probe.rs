@@ -28,7 +28,7 @@
 //! control), `ok` (start, a few operations, finalize).
 
 use pgas_tests::check;
-use runtime_shim::{fn_id, pod, Builder, Error, FnId, GlobalPtr, Runtime};
+use runtime_shim::{fn_id, pod, Builder, Error, FnId, GlobalPtr, Locale, Runtime};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -37,7 +37,7 @@ type R<T = ()> = Result<T, String>;
 const INC: FnId = fn_id("fault.inc");
 const BIG: FnId = fn_id("fault.big");
 const FILL: FnId = fn_id("fault.fill");
-const VICTIM: u32 = 1;
+const VICTIM: Locale = 1;
 /// Longest the others keep at their operation against the victim (the
 /// launcher stops them long before when the victim died).
 const WORK_FOR: Duration = Duration::from_secs(60);
@@ -168,7 +168,7 @@ fn survivor(rt: &'static Runtime, point: &str, word: GlobalPtr<u64>) -> R<u64> {
             }
         }
         "get" => {
-            let mine = word.add(1 + rt.here() as usize);
+            let mine = word.add(1 + rt.here());
             while more(done)? {
                 rt.put_value(mine, done).map_err(e)?;
                 let v = rt.get_value(mine).map_err(e)?;

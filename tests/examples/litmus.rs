@@ -28,7 +28,7 @@
 //! per task, 4), `LITMUS_SHOW` (forbidden outcomes detailed per test, 5).
 
 use amhandler::{Am, FnId, Options, Registry};
-use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr};
+use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr, Locale};
 use pgas_tests::e;
 use pgas_tests::litmus_oracle::{self, amo_count_label, outcome_of};
 use std::collections::{BTreeMap, BTreeSet};
@@ -513,7 +513,7 @@ struct Env {
     am: Arc<Am>,
     pool: Pool,
     workers: usize,
-    here: u32,
+    here: Locale,
     slots: u64,
     flags: u64,
     classify_fn: FnId,
@@ -566,12 +566,12 @@ impl Env {
     fn slot(&self, i: usize) -> u64 {
         self.slots + (i * SLOT) as u64
     }
-    fn slot_on(&self, i: usize, locale: u32) -> R<GlobalAddr> {
+    fn slot_on(&self, i: usize, locale: Locale) -> R<GlobalAddr> {
         self.comm
             .symmetric(GlobalAddr::new(self.here, self.slot(i)), locale)
             .map_err(e("symmetric"))
     }
-    fn flag_on(&self, f: u64, locale: u32) -> R<GlobalAddr> {
+    fn flag_on(&self, f: u64, locale: Locale) -> R<GlobalAddr> {
         self.comm
             .symmetric(GlobalAddr::new(self.here, self.flags + 64 * f), locale)
             .map_err(e("symmetric"))
@@ -786,7 +786,7 @@ impl Env {
                     fill(self.slot(s.src), size, id, it, 1);
                     fill(self.slot(s.src2), size, id, it, 2);
                 }
-                let reader = shared.below(3) as u32;
+                let reader = shared.below(3) as Locale;
                 let reverse = shared.below(2) == 0;
                 self.start()?;
                 if here == 0 {
@@ -930,10 +930,10 @@ impl Env {
             Kind::TaskEnd => {
                 // coforall loc in L1, L2 on loc { put(a[loc], loc) }; SELF:
                 // each child stores into its own locale, the parent GETs.
-                for k in 1..=2u32 {
+                for k in 1..=2usize {
                     let slot_owner = if inst.selfish { k } else { 0 };
                     if here == slot_owner {
-                        fill(self.slot(s.a + k as usize), size, id, it, 0);
+                        fill(self.slot(s.a + k), size, id, it, 0);
                     }
                 }
                 self.start()?;
@@ -949,11 +949,11 @@ impl Env {
                     let r = spawn!(ws[0], move |env: &Arc<Env>, _rng: &mut Rng| {
                         let mut kids = Vec::new();
                         for (i, &cw) in children.iter().enumerate() {
-                            let k = i as u32 + 1;
+                            let k = i + 1;
                             let dst_loc = if selfish { k } else { 0 };
                             let a = PutArgs {
-                                dst: env.slot_on(s.a + k as usize, dst_loc)?,
-                                src: env.slot_on(s.csrc + k as usize, k)?.addr,
+                                dst: env.slot_on(s.a + k, dst_loc)?,
+                                src: env.slot_on(s.csrc + k, k)?.addr,
                                 size,
                                 inst: id,
                                 it,
@@ -982,9 +982,9 @@ impl Env {
                             t.join()?;
                         }
                         let mut r = Vec::new();
-                        for k in 1..=2u32 {
-                            let at = env.slot_on(s.a + k as usize, if selfish { k } else { 0 })?;
-                            r.push(env.read(at, s.cdst + k as usize - 1, size, id, it)?);
+                        for k in 1..=2usize {
+                            let at = env.slot_on(s.a + k, if selfish { k } else { 0 })?;
+                            r.push(env.read(at, s.cdst + k - 1, size, id, it)?);
                         }
                         env.task_end()?;
                         Ok(r)
@@ -1002,17 +1002,17 @@ impl Env {
                     }
                 }
                 if here == 1 || here == 2 {
-                    fill(self.slot(s.csrc + here as usize), size, id, it, 1);
+                    fill(self.slot(s.csrc + here), size, id, it, 1);
                 }
                 self.start()?;
                 if here == 1 || here == 2 {
-                    let wk = shared.distinct(w, 3)[here as usize];
+                    let wk = shared.distinct(w, 3)[here];
                     part.note(format!("L{here}:w{wk}"));
-                    let a = self.slot_on(s.a + here as usize, 0)?;
+                    let a = self.slot_on(s.a + here, 0)?;
                     spawn!(wk, move |env: &Arc<Env>, rng: &mut Rng| {
                         delay(rng, max);
                         env.comm
-                            .put(a, slice(env.slot(s.csrc + env.here as usize), size))
+                            .put(a, slice(env.slot(s.csrc + env.here), size))
                             .map_err(e("put"))?;
                         delay(rng, max);
                         env.task_end()?;
@@ -1142,7 +1142,7 @@ impl Env {
                 let want = stamp(id, it, 1);
                 self.start()?;
                 if here == 0 || here == 1 {
-                    let wk = shared.distinct(w, 2)[here as usize];
+                    let wk = shared.distinct(w, 2)[here];
                     part.note(format!("L{here}:w{wk}"));
                     let (mine, theirs) = if here == 0 { (x, y) } else { (y, x) };
                     // Both actors draw from the same scale, one of 4 x the
@@ -1433,7 +1433,7 @@ fn parse_sizes(spec: &str, inject: usize) -> R<Vec<usize>> {
         .collect()
 }
 
-fn run() -> R<(u32, usize)> {
+fn run() -> R<(Locale, usize)> {
     let comm = Comm::init().map_err(e("init"))?;
     let reg = Registry::new();
     let classify_fn = reg
@@ -1446,7 +1446,7 @@ fn run() -> R<(u32, usize)> {
     let put_fn = reg
         .register("litmus::put", move |ctx, args| {
             let a = dec(args);
-            let (dst, src, size) = (GlobalAddr::new(a[0] as u32, a[1]), a[2], a[3] as usize);
+            let (dst, src, size) = (GlobalAddr::new(a[0] as Locale, a[1]), a[2], a[3] as usize);
             fill(src, size, a[4], a[5], a[6]);
             delay(&mut Rng::new(&[a[7]]), max_delay);
             let comm = ctx.am().comm();

@@ -111,7 +111,7 @@ fn word_ptr(p: &Program, w: u8) -> R<GlobalPtr<u8>> {
     let home = p.words[w as usize].home;
     Ok(env()
         .area
-        .at(home as u32)
+        .at(usize::from(home))
         .map_err(e("word address"))?
         .add(w as usize * env().slot))
 }
@@ -286,7 +286,7 @@ fn run_thread(rt: &'static Runtime, pi: usize, t: u8, it: u64) -> R<Regs> {
                 }
             }
             Step::On { child, kind } => {
-                let at = p.threads[child as usize].locale as u32;
+                let at = usize::from(p.threads[child as usize].locale);
                 let args = encode_args(pi, child, it);
                 let body = env().body;
                 match kind {
@@ -481,7 +481,7 @@ fn run() -> R<u64> {
     let stride = num("LITMUS_GEN_STRIDE", 1)?.max(1) as usize;
     let offset = num("LITMUS_GEN_OFFSET", 0)? as usize;
     let show = num("LITMUS_GEN_SHOW", 5)?;
-    if rt.num_locales() != LOCALES as u32 {
+    if rt.num_locales() != usize::from(LOCALES) {
         return Err(format!(
             "run with {LOCALES} locales (pgasrun -n {LOCALES}), not {}",
             rt.num_locales()

@@ -9,7 +9,9 @@
 //!   locale (so a word gets CPU atomics from co-located locales and AMOs
 //!   through AMs from the others, at the same time), PUTs of a pattern to
 //!   every locale, GETs of everybody's patterns back, and an on-statement to
-//!   every locale; every locale checks its word's exact count.
+//!   every locale; every locale checks its word's exact count. Every locale
+//!   prints one `check NAME ... ok` line per check it passed (the set is
+//!   `pgas_tests::expect::mapped_mixed`).
 //! * `budget`: every locale prints its threads, its workers' cores and the
 //!   CPU time its threads other than the main one used while the main
 //!   thread slept one second with every locale idle
@@ -25,7 +27,8 @@
 //!
 //! Prints `mapped_probe SCENARIO ok` on locale 0; a mismatch exits non-zero.
 
-use runtime_shim::{fn_id, Builder, Dist, FnId, Runtime};
+use pgas_tests::passed;
+use runtime_shim::{fn_id, Builder, Dist, FnId, Locale, Runtime};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,13 +86,13 @@ fn hammer(rt: &'static Runtime, counts: &Dist<u64>, slots: &Dist<u64>, who: u64)
     rt.unordered_fence().map_err(e)?;
     // Patterns: slot [me * 2 + who] on every locale.
     for t in 0..n {
-        let p = slots.at(t).map_err(e)?.add(me as usize * 2 + who as usize);
+        let p = slots.at(t).map_err(e)?.add(me * 2 + who as usize);
         rt.put_value(p, pattern(me, t, who)).map_err(e)?;
     }
     Ok(())
 }
 
-fn pattern(from: u32, to: u32, who: u64) -> u64 {
+fn pattern(from: Locale, to: Locale, who: u64) -> u64 {
     0x5eed_0000_0000 + ((from as u64) << 16) + ((to as u64) << 4) + who
 }
 
@@ -97,7 +100,7 @@ fn mixed(rt: &'static Runtime) -> R {
     let n = rt.num_locales();
     let me = rt.here();
     let counts = Arc::new(rt.alloc_all::<u64>(8).map_err(e)?);
-    let slots = Arc::new(rt.alloc_all::<u64>(2 * n as usize).map_err(e)?);
+    let slots = Arc::new(rt.alloc_all::<u64>(2 * n).map_err(e)?);
     rt.barrier().map_err(e)?;
     let (c2, s2) = (counts.clone(), slots.clone());
     let task = rt.spawn(move || hammer(rt, &c2, &s2, 1)).map_err(e)?;
@@ -113,13 +116,11 @@ fn mixed(rt: &'static Runtime) -> R {
             rounds()
         ));
     }
+    passed!("mixed_count", "count={mine} locale={me}");
     for t in 0..n {
         for from in 0..n {
             for who in 0..2u64 {
-                let p = slots
-                    .at(t)
-                    .map_err(e)?
-                    .add(from as usize * 2 + who as usize);
+                let p = slots.at(t).map_err(e)?.add(from * 2 + who as usize);
                 let v = rt.get_value(p).map_err(e)?;
                 if v != pattern(from, t, who) {
                     return Err(format!(
@@ -129,10 +130,13 @@ fn mixed(rt: &'static Runtime) -> R {
                 }
             }
         }
+        passed!("mixed_patterns", "target={t} slots={} locale={me}", 2 * n);
         let r = rt.on(t, WHERE, &[]).map_err(e)?;
         if r != t.to_le_bytes() {
             return Err(format!("locale {me}: on-statement to {t} answered {r:?}"));
         }
+        let answer = usize::from_le_bytes(r.as_slice().try_into().map_err(e)?);
+        passed!("mixed_on", "target={t} answer={answer} locale={me}");
     }
     rt.barrier().map_err(e)
 }

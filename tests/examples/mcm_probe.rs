@@ -19,12 +19,15 @@
 //!   and with `wait_any`.
 //!
 //! `MCM_PROBE_ONLY=raw,waw,mp-am,amo,mp-atomic,task-end,nb` runs a subset;
-//! `MCM_PROBE_ROUNDS` sets the rounds (20). Prints `mcm_probe ok` on locale 0; a violation exits non-zero naming the
-//! check, the target, the size and the round.
+//! `MCM_PROBE_ROUNDS` sets the rounds (20). Every locale prints one
+//! `check NAME ... ok` line per check it passed (the set is
+//! `pgas_tests::expect::mcm_probe`), and locale 0 `mcm_probe ok`; a
+//! violation exits non-zero naming the check, the target, the size and the
+//! round.
 
 use amhandler::{Am, Options, Registry};
-use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr};
-use pgas_tests::e;
+use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr, Locale};
+use pgas_tests::{e, expect::MCM_SIZES, passed};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -47,7 +50,7 @@ struct Probe {
 }
 
 impl Probe {
-    fn remote_word(&self, t: u32, addr: u64) -> R<u64> {
+    fn remote_word(&self, t: Locale, addr: u64) -> R<u64> {
         let r = self
             .am
             .execute_on(t, self.read_word, &addr.to_le_bytes())
@@ -55,10 +58,20 @@ impl Probe {
         Ok(u64::from_le_bytes(r[..8].try_into().map_err(e("reply"))?))
     }
 
+    /// The sizes of RAW and MP-AM, with their labels.
+    fn sizes(&self) -> [(usize, &'static str); 3] {
+        let s = [8usize, self.comm.provider().inject_size + 1, 64 << 10];
+        [
+            (s[0], MCM_SIZES[0]),
+            (s[1], MCM_SIZES[1]),
+            (s[2], MCM_SIZES[2]),
+        ]
+    }
+
     fn raw(&self, base: GlobalAddr) -> R {
         let n = self.comm.num_locales();
-        let sizes = [8usize, self.comm.provider().inject_size + 1, 64 << 10];
-        for &size in &sizes {
+        let me = self.comm.here();
+        for (size, label) in self.sizes() {
             for round in 0..self.rounds {
                 for t in 0..n {
                     // Every writer has its own 64 KiB on each target.
@@ -67,9 +80,7 @@ impl Probe {
                         .symmetric(base, t)
                         .map_err(e("symmetric"))?
                         .offset((self.comm.here() as u64) << 16);
-                    let v: Vec<u8> = (0..size)
-                        .map(|i| (i + round * 7 + t as usize) as u8)
-                        .collect();
+                    let v: Vec<u8> = (0..size).map(|i| (i + round * 7 + t) as u8).collect();
                     self.comm.put(x, &v).map_err(e("put"))?;
                     let mut got = vec![0u8; size];
                     self.comm.get(&mut got, x).map_err(e("get"))?;
@@ -82,6 +93,11 @@ impl Probe {
                     }
                 }
             }
+            passed!(
+                "raw",
+                "size={label} bytes={size} targets={n} rounds={} locale={me}",
+                self.rounds
+            );
         }
         Ok(())
     }
@@ -128,6 +144,7 @@ impl Probe {
                     ));
                 }
             }
+            passed!("waw", "target={t} rounds={} locale={me}", self.rounds);
         }
         Ok(())
     }
@@ -135,14 +152,11 @@ impl Probe {
     fn mp_am(&self, base: GlobalAddr) -> R {
         let n = self.comm.num_locales();
         let me = self.comm.here();
-        let sizes = [8usize, self.comm.provider().inject_size + 1, 64 << 10];
         for t in (0..n).filter(|&t| t != me) {
             let d = self.comm.symmetric(base, t).map_err(e("symmetric"))?;
-            for &size in &sizes {
+            for (size, label) in self.sizes() {
                 for round in 0..self.rounds {
-                    let v: Vec<u8> = (0..size)
-                        .map(|i| (i * 3 + round + me as usize) as u8)
-                        .collect();
+                    let v: Vec<u8> = (0..size).map(|i| (i * 3 + round + me) as u8).collect();
                     self.comm.put(d, &v).map_err(e("put"))?;
                     let mut args = d.addr.to_le_bytes().to_vec();
                     args.extend_from_slice(&(size as u64).to_le_bytes());
@@ -159,6 +173,11 @@ impl Probe {
                         ));
                     }
                 }
+                passed!(
+                    "mp_am",
+                    "target={t} size={label} bytes={size} rounds={} locale={me}",
+                    self.rounds
+                );
             }
         }
         Ok(())
@@ -184,6 +203,12 @@ impl Probe {
                     ));
                 }
             }
+            passed!(
+                "amo_visible",
+                "target={t} adds={} native={} locale={me}",
+                self.rounds,
+                self.comm.amo_is_native(AmoType::U64, AmoOp::Add, false)
+            );
         }
         Ok(())
     }
@@ -202,6 +227,7 @@ impl Probe {
                     .amo(f1, AmoType::U64, AmoOp::Write, i, 0, false)
                     .map_err(e("amo write"))?;
             }
+            passed!("mp_atomic", "role=writer flags={rounds} locale=0");
         } else if me == 1 {
             let mut seen = 0;
             while seen < rounds {
@@ -219,6 +245,7 @@ impl Probe {
                     std::hint::spin_loop();
                 }
             }
+            passed!("mp_atomic", "role=reader seen={seen} locale=1");
         }
         self.comm.barrier().map_err(e("barrier"))?;
         Ok(())
@@ -260,7 +287,7 @@ impl Probe {
         let src: Vec<[u8; 64]> = (0..K).map(|i| [(i as u8) ^ (me as u8 * 16); 64]).collect();
         let targets: Vec<GlobalAddr> = (0..K)
             .map(|i| {
-                let t = (me + 1 + i as u32 % n.max(1)) % n;
+                let t = (me + 1 + i % n.max(1)) % n;
                 self.comm
                     .symmetric(base, t)
                     .map(|a| a.offset(64 * (me as u64 * K as u64 + i as u64)))
@@ -304,11 +331,12 @@ impl Probe {
                 &src[i][..4]
             ));
         }
+        passed!("nb", "puts={K} gets={} locale={me}", back.len());
         Ok(())
     }
 }
 
-fn run() -> R<(u32, String)> {
+fn run() -> R<(Locale, String)> {
     let comm = Comm::init().map_err(e("init"))?;
     let reg = Registry::new();
     let read_word = reg
@@ -362,7 +390,7 @@ fn run() -> R<(u32, String)> {
         sum_bytes,
         rounds,
     };
-    let n = comm.num_locales() as usize;
+    let n = comm.num_locales();
     // Allocated in the same order everywhere: symmetric addresses line up.
     let area = comm.alloc(64 << 10, 4096).map_err(e("alloc"))?;
     let raw_area = comm.alloc((64 << 10) * n, 4096).map_err(e("alloc"))?;
@@ -404,6 +432,7 @@ fn run() -> R<(u32, String)> {
         for round in 1..=p.rounds as u64 {
             p.task_end(slots, round).map_err(at)?;
         }
+        passed!("task_end", "rounds={} slots={n} locale={here}", p.rounds);
     }
     if on("nb") {
         p.nb_handles(nb_area).map_err(at)?;

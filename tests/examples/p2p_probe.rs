@@ -34,7 +34,7 @@ fn run() -> R {
     let me = rt.here();
     let next = (me + 1) % n;
     let data = rt.alloc_all::<u64>(DATA).map_err(e("alloc_all"))?;
-    let sig = rt.alloc_all::<u64>(n as usize).map_err(e("alloc_all"))?;
+    let sig = rt.alloc_all::<u64>(n).map_err(e("alloc_all"))?;
     rt.barrier().map_err(e("barrier"))?;
     // Ring: each round, PUT data with a signal to the next locale; wait for
     // the previous one's and check its data is all there.
@@ -67,21 +67,21 @@ fn run() -> R {
     }
     // Any / all: everyone adds 1 to its slot `me` on every locale.
     for t in 0..n {
-        rt.atomic(sig.at(t).map_err(e("at"))?.add(me as usize))
+        rt.atomic(sig.at(t).map_err(e("at"))?.add(me))
             .write(0)
             .map_err(e("reset"))?;
     }
     rt.barrier().map_err(e("barrier"))?;
     for t in 0..n {
-        rt.atomic(sig.at(t).map_err(e("at"))?.add(me as usize))
+        rt.atomic(sig.at(t).map_err(e("at"))?.add(me))
             .add(7)
             .map_err(e("add"))?;
     }
-    let slots: Vec<GlobalPtr<u64>> = (0..n as usize).map(|i| sig.local().add(i)).collect();
+    let slots: Vec<GlobalPtr<u64>> = (0..n).map(|i| sig.local().add(i)).collect();
     let i = rt
         .wait_until_any(&slots, Cmp::Eq, 7)
         .map_err(e("wait_until_any"))?;
-    check!(i < n as usize, "wait_until_any gave index {i}");
+    check!(i < n, "wait_until_any gave index {i}");
     rt.wait_until_all(&slots, Cmp::Eq, 7)
         .map_err(e("wait_until_all"))?;
     check!(
@@ -209,10 +209,7 @@ fn run() -> R {
     // k first allocates k blocks of its own.
     let mut junk = Vec::new();
     for i in 0..me {
-        junk.push(
-            rt.alloc::<u8>(100 + 1000 * i as usize)
-                .map_err(e("alloc"))?,
-        );
+        junk.push(rt.alloc::<u8>(100 + 1000 * i).map_err(e("alloc"))?);
     }
     let syms: Vec<runtime_shim::Dist<u64>> = (0..3)
         .map(|k| rt.alloc_sym::<u64>(10 + k * 500))
@@ -246,10 +243,7 @@ fn run() -> R {
     // SAFETY: between two barriers with no writer of this part.
     let got = unsafe { syms[0].local_slice() }.to_vec();
     check!(
-        got == vec![(me + n - 1) % n + 5; 10]
-            .into_iter()
-            .map(u64::from)
-            .collect::<Vec<_>>(),
+        got == vec![((me + n - 1) % n) as u64 + 5; 10],
         "symmetric part after PUT: {got:?}"
     );
     rt.barrier().map_err(e("barrier"))?;

@@ -1,18 +1,19 @@
 //! Multi-process check of blocking PUT / GET / AMO, run by `tests/tests/rma.rs`
 //! under `pgasrun`. Every locale writes to every locale (itself included) at
 //! sizes 1 B, 8 B, inject size + 1, 64 KiB and 4 MiB, reads it back, runs
-//! every 64-bit AMO against every locale, and feeds the API bad input. Prints
-//! `rma_probe ok` on locale 0; any mismatch exits non-zero with the details.
+//! every 64-bit AMO against every locale, and feeds the API bad input. Every
+//! locale prints one `check NAME ... ok` line per check it made (the set is
+//! `pgas_tests::expect::rma_probe`), and locale 0 `rma_probe ok`; any
+//! mismatch exits non-zero with the details.
 
-use comm_ofi::{AmoOp, AmoType, Comm, Error, GlobalAddr};
+use comm_ofi::{AmoOp, AmoType, Comm, Error, GlobalAddr, Locale};
+use pgas_tests::passed;
 use std::process::ExitCode;
 
 const MAX: usize = 4 << 20;
 
-fn pattern(from: u32, to: u32, size: usize, i: usize) -> u8 {
-    (i as u32)
-        .wrapping_mul(31)
-        .wrapping_add(from * 7 + to * 3 + size as u32) as u8
+fn pattern(from: Locale, to: Locale, size: usize, i: usize) -> u8 {
+    i.wrapping_mul(31).wrapping_add(from * 7 + to * 3 + size) as u8
 }
 
 fn rma(comm: &Comm) -> Result<(), String> {
@@ -20,12 +21,11 @@ fn rma(comm: &Comm) -> Result<(), String> {
     let n = comm.num_locales();
     let inject = comm.provider().inject_size;
     let sizes = [1usize, 8, inject + 1, 64 << 10, MAX];
+    let labels = pgas_tests::expect::RMA_SIZES;
     // One MAX slot per writer on every locale.
-    let slots = comm
-        .alloc(MAX * n as usize, 4096)
-        .map_err(|e| e.to_string())?;
+    let slots = comm.alloc(MAX * n, 4096).map_err(|e| e.to_string())?;
     let src = comm.alloc(MAX, 4096).map_err(|e| e.to_string())?;
-    for &size in &sizes {
+    for (&size, label) in sizes.iter().zip(labels) {
         // Source from the heap (registered) for even sizes, from a Vec otherwise.
         let data: Vec<u8> = (0..size).map(|i| pattern(me, 0, size, i)).collect();
         for t in 0..n {
@@ -33,7 +33,7 @@ fn rma(comm: &Comm) -> Result<(), String> {
             let dst = comm
                 .symmetric(slots, t)
                 .map_err(|e| e.to_string())?
-                .offset((me as usize * MAX) as u64);
+                .offset((me * MAX) as u64);
             if size % 2 == 0 {
                 // SAFETY: src is a MAX-byte heap allocation of ours; size <= MAX.
                 let buf = unsafe { std::slice::from_raw_parts_mut(src.addr as *mut u8, size) };
@@ -50,7 +50,7 @@ fn rma(comm: &Comm) -> Result<(), String> {
         // Check what every writer left here, through the local path.
         for w in 0..n {
             let mut got = vec![0u8; size];
-            comm.get(&mut got, slots.offset((w as usize * MAX) as u64))
+            comm.get(&mut got, slots.offset((w * MAX) as u64))
                 .map_err(|e| e.to_string())?;
             if let Some(i) = (0..size).find(|&i| got[i] != pattern(w, me, size, i)) {
                 return Err(format!(
@@ -65,7 +65,7 @@ fn rma(comm: &Comm) -> Result<(), String> {
             let from = comm
                 .symmetric(slots, t)
                 .map_err(|e| e.to_string())?
-                .offset((me as usize * MAX) as u64);
+                .offset((me * MAX) as u64);
             let mut got = vec![0u8; size];
             comm.get(&mut got, from)
                 .map_err(|e| format!("get {size} B from {t}: {e}"))?;
@@ -73,6 +73,10 @@ fn rma(comm: &Comm) -> Result<(), String> {
                 return Err(format!("size {size}: GET from {t} byte {i} wrong"));
             }
         }
+        passed!(
+            "put_get",
+            "size={label} bytes={size} writers={n} targets={n} locale={me}"
+        );
         comm.barrier().map_err(|e| e.to_string())?;
     }
     Ok(())
@@ -80,13 +84,14 @@ fn rma(comm: &Comm) -> Result<(), String> {
 
 fn amos(comm: &Comm) -> Result<(), String> {
     let me = comm.here();
-    let n = comm.num_locales() as u64;
+    let locales = comm.num_locales();
+    let n = locales as u64;
     let words = comm.alloc(64, 64).map_err(|e| e.to_string())?;
-    let e = |s: &str, t: u32, err: Error| format!("{s} on locale {t}: {err}");
+    let e = |s: &str, t: Locale, err: Error| format!("{s} on locale {t}: {err}");
     comm.barrier().map_err(|e| e.to_string())?;
     // fetch-add: everybody adds me+1 to word 0 of every locale, twice.
     let mut olds = Vec::new();
-    for t in 0..n as u32 {
+    for t in 0..locales {
         let w = comm.symmetric(words, t).map_err(|e| e.to_string())?;
         for _ in 0..2 {
             olds.push(
@@ -100,28 +105,35 @@ fn amos(comm: &Comm) -> Result<(), String> {
     }
     comm.barrier().map_err(|e| e.to_string())?;
     let sum: u64 = 2 * (1..=n).sum::<u64>();
-    for t in 0..n as u32 {
+    for t in 0..locales {
         let w = comm.symmetric(words, t).map_err(|e| e.to_string())?;
-        let v = comm
+        let fetch_add = comm
             .amo(w, AmoType::I64, AmoOp::Read, 0, 0, true)
             .map_err(|x| e("read", t, x))?;
-        if v != sum {
-            return Err(format!("fetch-add total on {t} is {v}, expected {sum}"));
+        if fetch_add != sum {
+            return Err(format!(
+                "fetch-add total on {t} is {fetch_add}, expected {sum}"
+            ));
         }
-        let v = comm
+        let add = comm
             .amo(w.offset(8), AmoType::U64, AmoOp::Read, 0, 0, true)
             .map_err(|x| e("read", t, x))?;
-        if v != 100 * n {
-            return Err(format!("add total on {t} is {v}, expected {}", 100 * n));
+        if add != 100 * n {
+            return Err(format!("add total on {t} is {add}, expected {}", 100 * n));
         }
+        passed!(
+            "amo_totals",
+            "target={t} fetch_add={fetch_add} add={add} locale={me}"
+        );
     }
     if olds.iter().any(|o| *o >= sum) {
         return Err(format!("impossible fetched values {olds:?}"));
     }
+    passed!("fetch_add_olds", "count={} locale={me}", olds.len());
     comm.barrier().map_err(|e| e.to_string())?;
     // compare-and-swap race for word 2 of every locale: exactly one winner.
     let mut wins = 0u64;
-    for t in 0..n as u32 {
+    for t in 0..locales {
         let w = comm
             .symmetric(words, t)
             .map_err(|e| e.to_string())?
@@ -149,8 +161,9 @@ fn amos(comm: &Comm) -> Result<(), String> {
             "cas winners mask {all:#b}: each locale's word must have exactly one winner"
         ));
     }
+    passed!("cas_winners", "mask={all:#b} locale={me}");
     // write / swap on my own word 4 of every locale, then read back.
-    for t in 0..n as u32 {
+    for t in 0..locales {
         let w = comm
             .symmetric(words, t)
             .map_err(|e| e.to_string())?
@@ -158,7 +171,7 @@ fn amos(comm: &Comm) -> Result<(), String> {
         let _ = w;
     }
     let mine = comm
-        .symmetric(words, ((me as u64 + 1) % n) as u32)
+        .symmetric(words, (me + 1) % locales)
         .map_err(|e| e.to_string())?
         .offset(32);
     comm.amo(mine, AmoType::I64, AmoOp::Write, 0xAAAA, 0, false)
@@ -175,17 +188,22 @@ fn amos(comm: &Comm) -> Result<(), String> {
     if now != 0xBBBB {
         return Err(format!("after swap the word is {now:#x}"));
     }
+    passed!("swap", "prev={prev:#x} now={now:#x} locale={me}");
     comm.barrier().map_err(|e| e.to_string())?;
     Ok(())
 }
 
 fn bad_input(comm: &Comm) -> Result<(), String> {
     let n = comm.num_locales();
+    let me = comm.here();
     let buf = comm.alloc(64, 64).map_err(|e| e.to_string())?;
     let expect = |what: &str, r: comm_ofi::Result<()>, needle: &str| -> Result<(), String> {
         match r {
             Ok(()) => Err(format!("{what}: accepted")),
-            Err(e) if e.to_string().contains(needle) => Ok(()),
+            Err(e) if e.to_string().contains(needle) => {
+                passed!("bad_input", "case={} locale={me}", what.replace(' ', "_"));
+                Ok(())
+            }
             Err(e) => Err(format!("{what}: message {e:?} does not name {needle:?}")),
         }
     };
@@ -216,7 +234,7 @@ fn bad_input(comm: &Comm) -> Result<(), String> {
         .map(|_| ());
     expect("misaligned amo", r, &format!("{:#x}", edge.addr + 3))?;
     expect(
-        "free of foreign address",
+        "free foreign address",
         comm.free(GlobalAddr::new(comm.here(), 0x1234)),
         "0x1234",
     )?;

@@ -171,10 +171,10 @@ fn atomics(rt: &'static Runtime) -> R {
     let n = rt.num_locales();
     let me = rt.here();
     // Word [src * 10 + type] on every locale: one writer per word.
-    let d = rt.alloc_all::<u64>(n as usize * 10).map_err(e)?;
+    let d = rt.alloc_all::<u64>(n * 10).map_err(e)?;
     rt.barrier().map_err(e)?;
     for t in 0..n {
-        let base = d.at(t).map_err(e)?.add(me as usize * 10);
+        let base = d.at(t).map_err(e)?.add(me * 10);
         bitwise::<i8>(rt, base.cast())?;
         bitwise::<i16>(rt, base.add(1).cast())?;
         bitwise::<i32>(rt, base.add(2).cast())?;
@@ -191,8 +191,8 @@ fn atomics(rt: &'static Runtime) -> R {
     rt.barrier().map_err(e)?;
     let h = Arc::new(hammer.clone());
     rt.coforall(8, move |i| {
-        for k in 0..50u32 {
-            let t = (me + i as u32 + k) % n;
+        for k in 0..50usize {
+            let t = (me + i + k) % n;
             rt.atomic(h.at(t).unwrap()).fetch_add(1).unwrap();
         }
     })
@@ -223,14 +223,14 @@ fn atomics(rt: &'static Runtime) -> R {
 
 fn nb(rt: &'static Runtime) -> R {
     const K: usize = 200;
-    let n = rt.num_locales() as usize;
-    let me = rt.here() as usize;
+    let n = rt.num_locales();
+    let me = rt.here();
     let d = rt.alloc_all::<u64>(n * K).map_err(e)?;
     rt.barrier().map_err(e)?;
     let val = |src: usize, dst: usize, k: usize| ((src * 1000 + dst) * 100_000 + k) as u64;
     for t in 0..n {
         let vals: Vec<[u64; 1]> = (0..K).map(|k| [val(me, t, k)]).collect();
-        let base = d.at(t as u32).map_err(e)?.add(me * K);
+        let base = d.at(t).map_err(e)?.add(me * K);
         let mut hs = Vec::with_capacity(K);
         for (k, v) in vals.iter().enumerate() {
             hs.push(rt.put_nb(base.add(k), v.to_vec()).map_err(e)?);
@@ -252,7 +252,7 @@ fn nb(rt: &'static Runtime) -> R {
     // A large non-blocking PUT among small ones, then GET it back.
     let big: Vec<u64> = (0..(1 << 17)).map(|i| i * 3 + me as u64).collect();
     let bigd = rt.alloc_all::<u64>(big.len()).map_err(e)?;
-    let right = ((me + 1) % n) as u32;
+    let right = (me + 1) % n;
     let h = rt
         .put_nb(bigd.at(right).map_err(e)?, big.clone())
         .map_err(e)?;
@@ -277,7 +277,7 @@ fn nb(rt: &'static Runtime) -> R {
     for t in 0..n {
         let mut bufs = vec![[0u64; 1]; K];
         {
-            let base = d.at(t as u32).map_err(e)?;
+            let base = d.at(t).map_err(e)?;
             let mut hs: Vec<Option<runtime_shim::NbGet<'_, u64>>> = Vec::with_capacity(K);
             for k in 0..K {
                 let src = (k * 7) % n; // slot written by locale src
@@ -299,7 +299,7 @@ fn nb(rt: &'static Runtime) -> R {
             );
         }
     }
-    let left = ((me + n - 1) % n) as u32;
+    let left = (me + n - 1) % n;
     let h = rt
         .get_nb_into(vec![0u64; big.len()], bigd.local())
         .map_err(e)?;
@@ -584,8 +584,8 @@ fn tasks(rt: &'static Runtime) -> R {
 
 fn unordered(rt: &'static Runtime) -> R {
     const K: usize = 300;
-    let n = rt.num_locales() as usize;
-    let me = rt.here() as usize;
+    let n = rt.num_locales();
+    let me = rt.here();
     let d = rt.alloc_all::<u64>(n * K).map_err(e)?;
     let counters = rt.alloc_all::<u64>(3).map_err(e)?;
     rt.barrier().map_err(e)?;
@@ -593,12 +593,12 @@ fn unordered(rt: &'static Runtime) -> R {
     for k in 0..K {
         let t = (k + me) % n;
         let v = [(me * K + k) as u64 + 1];
-        rt.put_unordered(d.at(t as u32).map_err(e)?.add(me * K + k), &v)
+        rt.put_unordered(d.at(t).map_err(e)?.add(me * K + k), &v)
             .map_err(e)?;
     }
     // Unordered atomics: u64 and i32 adds, f64 adds, to every locale.
     for k in 0..K {
-        let t = ((k * 3 + me) % n) as u32;
+        let t = (k * 3 + me) % n;
         let c = counters.at(t).map_err(e)?;
         rt.atomic(c).add_unordered(1).map_err(e)?;
         rt.atomic(c.add(1).cast::<i32>())
@@ -652,7 +652,7 @@ fn unordered(rt: &'static Runtime) -> R {
     for k in 0..K {
         let t = (k + 1) % n;
         // Slot (me' = (k + 1 - k%n... ) simply: read slot k of src 0's block on t.
-        rt.get_unordered(landing.add(k), d.at(t as u32).map_err(e)?.add(k), 1)
+        rt.get_unordered(landing.add(k), d.at(t).map_err(e)?.add(k), 1)
             .map_err(e)?;
     }
     rt.unordered_fence().map_err(e)?;
@@ -670,7 +670,7 @@ fn unordered(rt: &'static Runtime) -> R {
     // Every locale has read the slots before they are written again.
     rt.barrier().map_err(e)?;
     // A task's unordered ops are done when it ends (no explicit fence).
-    let slot = d.at(((me + 1) % n) as u32).map_err(e)?.add(me * K);
+    let slot = d.at((me + 1) % n).map_err(e)?.add(me * K);
     rt.spawn(move || rt.put_unordered(slot, &[4242u64]).expect("buffered"))
         .map_err(e)?
         .join()
@@ -680,7 +680,7 @@ fn unordered(rt: &'static Runtime) -> R {
         "a task's unordered PUT was not done by its end"
     );
     // Unordered GET into remote memory is refused.
-    let r = rt.get_unordered(d.at(((me + 1) % n) as u32).map_err(e)?, d.local(), 1);
+    let r = rt.get_unordered(d.at((me + 1) % n).map_err(e)?, d.local(), 1);
     check!(
         n == 1 || matches!(&r, Err(Error::BadAddress { .. })),
         "unordered GET to a remote destination: {r:?}"

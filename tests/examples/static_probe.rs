@@ -26,7 +26,7 @@ fn run() -> R {
     let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
     let words = WORDS.as_ptr() as *const u64;
     let at_next = rt.static_ptr(words, next).map_err(e("static_ptr"))?;
-    rt.put(at_next.add(me as usize), &[100 + me as u64])
+    rt.put(at_next.add(me), &[100 + me as u64])
         .map_err(e("put to a static"))?;
     let counter = rt
         .static_ptr(WORDS[63].as_ptr() as *const u64, 0)
@@ -46,7 +46,7 @@ fn run() -> R {
     .map_err(e("get of a static"))?;
     check!(got == [12, 13], "GET of prev's .data statics read {got:?}");
     rt.barrier().map_err(e("barrier"))?;
-    let mine = WORDS[prev as usize].load(Ordering::Acquire);
+    let mine = WORDS[prev].load(Ordering::Acquire);
     check!(mine == 100 + prev as u64, "locale {prev}'s PUT left {mine}");
     if me == 0 {
         let c = WORDS[63].load(Ordering::Acquire);

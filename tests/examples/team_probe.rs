@@ -110,10 +110,7 @@ fn run() -> R {
     let w = rt.world();
     let n = w.size();
     let me = w.rank();
-    check!(
-        n == rt.num_locales() as usize && me == rt.here() as usize,
-        "world team shape"
-    );
+    check!(n == rt.num_locales() && me == rt.here(), "world team shape");
     collectives(w, "world")?;
     bad_input(w)?;
     // Even and odd ranks.
@@ -146,7 +143,7 @@ fn run() -> R {
                 t.rank()
             );
             check!(
-                t.locale_of(t.rank()).map_err(e("locale_of"))? == me as u32,
+                t.locale_of(t.rank()).map_err(e("locale_of"))? == me,
                 "locale_of"
             );
             collectives(&t, "colour")?;

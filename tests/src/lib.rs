@@ -5,6 +5,7 @@
 //! Programs are workspace examples (`cargo build --examples`), so the same
 //! binaries serve the tests, the README and the study.
 
+pub mod expect;
 pub mod litmus_gen;
 pub mod litmus_oracle;
 pub mod litmus_report;
@@ -18,6 +19,19 @@ macro_rules! check {
         if !$cond {
             return Err(format!("{} (line {})", format!($($fmt)+), line!()));
         }
+    };
+}
+
+/// For the probe programs: reports a check that passed, as the line
+/// `check NAME FIELDS ok` on stdout (FIELDS: `key=value` pairs naming the
+/// case, the locale and what was measured), one line per check made. The
+/// tests assert the whole set ([`Run::assert_checks`], the sets in
+/// [`expect`]), so a check a probe skipped fails its test.
+/// `passed!("put_get", "size={label} locale={me}")`.
+#[macro_export]
+macro_rules! passed {
+    ($name:expr, $($fmt:tt)+) => {
+        println!("check {} {} ok", $name, format!($($fmt)+))
     };
 }
 
@@ -114,6 +128,115 @@ impl Run {
             self.code,
             self.stdout,
             self.stderr
+        );
+        self
+    }
+}
+
+/// One check line of a probe (`check NAME key=value ... ok`, see
+/// [`passed!`]): a check it made and passed, with what it measured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckLine {
+    /// What was checked (`put_get`).
+    pub name: String,
+    /// Its fields in order (`size=8`, `locale=1`, measured values).
+    pub fields: Vec<(String, String)>,
+}
+
+impl CheckLine {
+    /// Parses `NAME key=value ...` (an expectation, or a line without its
+    /// `check `/` ok` frame); None if a field has no `=`.
+    pub fn parse(text: &str) -> Option<CheckLine> {
+        let mut words = text.split_whitespace();
+        let name = words.next()?.to_string();
+        let fields = words
+            .map(|w| w.split_once('=').map(|(k, v)| (k.into(), v.into())))
+            .collect::<Option<Vec<_>>>()?;
+        Some(CheckLine { name, fields })
+    }
+
+    /// Parses a probe's output line `check NAME key=value ... ok`.
+    pub fn from_output(line: &str) -> Option<CheckLine> {
+        CheckLine::parse(line.strip_prefix("check ")?.strip_suffix(" ok")?)
+    }
+
+    /// The value of field `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether this line meets the expectation `want`: the same name, and
+    /// every field of `want` with the same value (the line may carry more:
+    /// measured values the test does not pin).
+    pub fn satisfies(&self, want: &CheckLine) -> bool {
+        self.name == want.name && want.fields.iter().all(|(k, v)| self.get(k) == Some(v))
+    }
+}
+
+impl std::fmt::Display for CheckLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)?;
+        for (k, v) in &self.fields {
+            write!(f, " {k}={v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Matches `lines` against `expected` (each `NAME key=value ...`): every
+/// expectation takes one line that satisfies it, the most specific
+/// expectations first. Returns (expectations no line met, lines no
+/// expectation took).
+pub fn match_checks(lines: &[CheckLine], expected: &[String]) -> (Vec<String>, Vec<CheckLine>) {
+    let mut wants: Vec<CheckLine> = expected
+        .iter()
+        .map(|e| CheckLine::parse(e).unwrap_or_else(|| panic!("malformed expectation {e:?}")))
+        .collect();
+    wants.sort_by_key(|w| std::cmp::Reverse(w.fields.len()));
+    let mut left: Vec<CheckLine> = lines.to_vec();
+    let mut missing = Vec::new();
+    for w in &wants {
+        match left.iter().position(|l| l.satisfies(w)) {
+            Some(i) => {
+                left.remove(i);
+            }
+            None => missing.push(w.to_string()),
+        }
+    }
+    (missing, left)
+}
+
+impl Run {
+    /// The check lines the probe printed, in order.
+    pub fn checks(&self) -> Vec<CheckLine> {
+        self.stdout
+            .lines()
+            .filter_map(CheckLine::from_output)
+            .collect()
+    }
+
+    /// Asserts that the probe's check lines are exactly `expected` (each
+    /// `NAME key=value ...`, see [`match_checks`]): a check it did not
+    /// report, or one the test does not know of, fails with both lists.
+    pub fn assert_checks(&self, what: &str, expected: &[String]) -> &Self {
+        let (missing, extra) = match_checks(&self.checks(), expected);
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{what}: the probe's checks differ from the expected set\n\
+             --- expected, not reported ({})\n{}\n--- reported, not expected ({})\n{}\n\
+             --- stdout\n{}",
+            missing.len(),
+            missing.join("\n"),
+            extra.len(),
+            extra
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            self.stdout
         );
         self
     }
@@ -321,5 +444,77 @@ pub fn mpirun_launch(
             stderr: se.join().unwrap_or_default(),
         },
         elapsed,
+    }
+}
+
+#[cfg(test)]
+mod check_line_tests {
+    use super::*;
+
+    fn run_with(stdout: &str) -> Run {
+        Run {
+            code: Some(0),
+            stdout: stdout.into(),
+            stderr: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_check_line_parses_into_name_and_fields() {
+        let c = CheckLine::from_output("check put_get size=8 bytes=8 locale=1 ok").unwrap();
+        assert_eq!(c.name, "put_get");
+        assert_eq!(c.get("size"), Some("8"));
+        assert_eq!(c.get("locale"), Some("1"));
+        assert_eq!(c.get("nope"), None);
+        assert_eq!(c.to_string(), "put_get size=8 bytes=8 locale=1");
+        assert_eq!(CheckLine::from_output("rma_probe ok: 3 locales"), None);
+        assert_eq!(CheckLine::from_output("check put_get size ok"), None);
+        assert_eq!(CheckLine::from_output("check put_get size=8"), None);
+    }
+
+    #[test]
+    fn an_expectation_pins_only_the_fields_it_names() {
+        let line = CheckLine::parse("amo target=1 total=12 native=true").unwrap();
+        assert!(line.satisfies(&CheckLine::parse("amo target=1 total=12").unwrap()));
+        assert!(line.satisfies(&CheckLine::parse("amo").unwrap()));
+        assert!(!line.satisfies(&CheckLine::parse("amo target=1 total=11").unwrap()));
+        assert!(!line.satisfies(&CheckLine::parse("amo target=1 locale=0").unwrap()));
+        assert!(!line.satisfies(&CheckLine::parse("put target=1").unwrap()));
+    }
+
+    #[test]
+    fn the_set_must_match_exactly() {
+        let out = "noise\ncheck a x=1 ok\ncheck a x=2 v=9 ok\ncheck b ok\n";
+        let r = run_with(out);
+        let exact: Vec<String> = ["a x=1", "a x=2", "b"].map(String::from).to_vec();
+        r.assert_checks("exact", &exact);
+        // A skipped check is missing; an unknown one is extra.
+        let (missing, extra) = match_checks(&r.checks(), &["a x=1".into(), "a x=3".into()]);
+        assert_eq!(missing, ["a x=3"]);
+        assert_eq!(
+            extra.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+            ["a x=2 v=9", "b"]
+        );
+        // A repeated expectation needs a line of its own.
+        let (missing, _) = match_checks(&r.checks(), &["b".into(), "b".into()]);
+        assert_eq!(missing, ["b"]);
+    }
+
+    #[test]
+    fn specific_expectations_are_matched_first() {
+        // "a" alone would take the first line if tried first, leaving
+        // "a x=1" unmet although a line for each exists.
+        let r = run_with("check a x=1 ok\ncheck a x=2 ok\n");
+        let (missing, extra) = match_checks(&r.checks(), &["a".into(), "a x=1".into()]);
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{missing:?} {extra:?}"
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "expected, not reported (1)")]
+    fn a_missing_check_fails_the_assertion() {
+        run_with("check a ok\n").assert_checks("t", &["a".into(), "b".into()]);
     }
 }

@@ -3,9 +3,16 @@
 //! memory, no-op, remote failure), argument sizes 0 B, 1 B, the inline limit,
 //! limit + 1 and 1 MiB, reply sizes around the reply limit, and the MCM
 //! visibility of a PUT before an on-statement and of a body's PUT after its
-//! 'done'. Program: `amhandler/examples/am_probe.rs` (`kinds`).
+//! 'done'. Program: `amhandler/examples/am_probe.rs` (`kinds`). A passing
+//! run must report every check on each of its 3 locales towards each of
+//! them (`pgas_tests::expect::am_kinds`): the arguments at each size reach a
+//! blocking and a fast body, replies at each size, 10 non-blocking bodies
+//! ran, no-op, a remote panic named, a PUT before an on-statement seen by the
+//! body and the body's PUT seen after its 'done', AM GET at 4 sizes and AM
+//! PUT into unregistered memory, a bad address refused by the target; and
+//! two misuses refused at the sender.
 
-use pgas_tests::{example, launch, PROVIDERS};
+use pgas_tests::{example, expect, launch, PROVIDERS};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -24,6 +31,10 @@ fn kinds(provider: &str, extra: &[(&str, &str)]) {
         Duration::from_secs(120),
     );
     run.assert_ok(&format!("am_probe kinds on {provider} {extra:?}"));
+    run.assert_checks(
+        &format!("am_probe kinds on {provider} {extra:?}"),
+        &expect::am_kinds(3),
+    );
     assert!(
         run.stdout
             .contains(&format!("am_probe kinds ok on {provider}")),

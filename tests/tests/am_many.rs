@@ -4,7 +4,7 @@
 //! `amhandler/examples/am_probe.rs` (`many`, `order`, `nested`).
 //!
 //! Counts: 100,000 AMs per locale on shm, tcp;ofi_rxm and udp;ofi_rxd;
-//! 3,000 on sockets, whose progress thread makes it ~40x slower here (4-5k
+//! 3,000 on sockets, whose internal progress thread makes it ~40x slower here (4-5k
 //! AMs/s), to keep the suite within its time budget.
 
 use pgas_tests::{example, launch, PROVIDERS};

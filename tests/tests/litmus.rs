@@ -116,7 +116,7 @@ fn litmus_conformance_and_negative_control() {
     // forcing through TASK-END on tcp;ofi_rxm (tests/tests/mcm.rs catches it
     // there too), and a blocking PUT that does not wait for its source
     // through PUT-SRC on shm (its large PUTs read the source after the call).
-    // On shm, missing forcing shows only while the target's progress thread
+    // On shm, missing forcing shows only while the target's receive poller
     // is slower than the launcher barrier: load-dependent, so only reported.
     for (provider, weaken, base) in [
         ("tcp;ofi_rxm", "no-forcing", "TASK-END"),

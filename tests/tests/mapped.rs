@@ -3,9 +3,12 @@
 //! MCM probe on it in every mode, a job mixing mapped and fabric pairs (two
 //! hosts simulated with `PGAS_TEST_HOSTNAMES`), and the thread budget
 //! (threads per locale, workers on the cores the locale owns, no CPU burnt
-//! while idle).
+//! while idle). The probes' checks are asserted as sets
+//! (`pgas_tests::expect`): `rma_probe` and `mcm_probe` as on the fabric
+//! path, `mapped_probe mixed` its exact count of 2 x 3 x rounds updates per
+//! word, every pattern read back and an on-statement to every locale.
 
-use pgas_tests::{example, launch, Run};
+use pgas_tests::{example, expect, launch, Run};
 use std::time::Duration;
 
 fn run(n: usize, program: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
@@ -23,6 +26,7 @@ fn run(n: usize, program: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
 fn rma_and_atomics_between_co_located_locales() {
     let r = run(3, "rma_probe", &[], &[("PGAS_PROVIDER", "shm")]);
     r.assert_ok("rma_probe on the mapped path");
+    r.assert_checks("rma_probe on the mapped path", &expect::rma_probe(3));
     assert!(r.stdout.contains("rma_probe ok"), "{}", r.stdout);
     assert!(
         r.stderr
@@ -83,6 +87,7 @@ fn fabric_path_maps_nothing() {
 fn mixed_atomics_and_rma_one_host_and_two() {
     let r = run(3, "mapped_probe", &["paths", "mixed"], &[]);
     r.assert_ok("mapped_probe on one host");
+    r.assert_checks("mapped_probe on one host", &expect::mapped_mixed(3, 2000));
     assert!(
         r.stdout.contains("maps L0: [1,2] atomics cpu"),
         "{}",
@@ -101,6 +106,10 @@ fn mixed_atomics_and_rma_one_host_and_two() {
         ],
     );
     r.assert_ok("mapped_probe on two simulated hosts");
+    r.assert_checks(
+        "mapped_probe on two simulated hosts",
+        &expect::mapped_mixed(3, 500),
+    );
     for want in [
         "maps L0: [1] atomics cpu",
         "maps L1: [0] atomics cpu",
@@ -235,6 +244,10 @@ fn mcm_probe_in_every_mode() {
         env.extend(extra);
         let r = run(3, "mcm_probe", &[], &env);
         r.assert_ok(&format!("mcm_probe mapped {provider} {mode} {extra:?}"));
+        r.assert_checks(
+            &format!("mcm_probe mapped {provider} {mode} {extra:?}"),
+            &expect::mcm_probe(3, rounds.parse().expect("rounds"), None),
+        );
         assert!(
             r.stdout.contains("mcm_probe ok")
                 && r.stderr.contains("mapped (2 of 2 co-located peers)"),

@@ -2,8 +2,13 @@
 //! MP-atomic, TASK-END and non-blocking handles (`tests/examples/mcm_probe.rs`)
 //! in every mode each provider honours, bound and unbound, plus a negative
 //! control showing the probe catches a policy with forcing switched off.
+//! A passing run must report every check on every locale
+//! (`pgas_tests::expect::mcm_probe`): RAW at 8 B, inject + 1 and 64 KiB on
+//! every target, WAW / MP-AM / AMO visibility towards every other locale,
+//! the MP-atomic writer (locale 0) and reader (locale 1), TASK-END, and 48
+//! non-blocking PUTs and GETs, each for the rounds asked.
 
-use pgas_tests::{example, launch, Run};
+use pgas_tests::{example, expect, launch, Run};
 use std::time::Duration;
 
 fn probe(n: usize, provider: &str, mode: &str, rounds: &str, extra: &[(&str, &str)]) -> Run {
@@ -26,6 +31,15 @@ fn probe(n: usize, provider: &str, mode: &str, rounds: &str, extra: &[(&str, &st
 fn passes(n: usize, provider: &str, mode: &str, rounds: &str, extra: &[(&str, &str)]) -> Run {
     let run = probe(n, provider, mode, rounds, extra);
     run.assert_ok(&format!("mcm_probe on {provider} in {mode} {extra:?}"));
+    let rounds: usize = rounds.parse().expect("rounds");
+    let only = extra
+        .iter()
+        .find(|(k, _)| *k == "MCM_PROBE_ONLY")
+        .map(|(_, v)| *v);
+    run.assert_checks(
+        &format!("mcm_probe on {provider} in {mode} {extra:?}"),
+        &expect::mcm_probe(n, rounds, only),
+    );
     let want = format!("mode {mode}, provider {provider}");
     assert!(
         run.stdout.contains("mcm_probe ok") && run.stdout.contains(&want),

@@ -1,6 +1,12 @@
 //! Multi-process PUT/GET/AMO tests on every provider, through the launcher.
+//! Each run must report every check of `rma_probe` on each of its 3
+//! locales (`pgas_tests::expect::rma_probe`): PUT/GET round trips at 1 B,
+//! 8 B, inject size + 1, 64 KiB and 4 MiB with every locale as writer and
+//! target; fetch-add and add totals (12 and 300 on 3 locales) on every
+//! locale; one compare-and-swap winner per word (mask 0b111); write then
+//! swap; six misuses refused.
 
-use pgas_tests::{example, launch, PROVIDERS};
+use pgas_tests::{example, expect, launch, PROVIDERS};
 use std::time::Duration;
 
 fn probe(provider: &str, extra: &[(&str, &str)]) {
@@ -14,6 +20,10 @@ fn probe(provider: &str, extra: &[(&str, &str)]) {
         Duration::from_secs(120),
     );
     run.assert_ok(&format!("rma_probe on {provider} {extra:?}"));
+    run.assert_checks(
+        &format!("rma_probe on {provider} {extra:?}"),
+        &expect::rma_probe(3),
+    );
     assert!(
         run.stdout.contains("rma_probe ok"),
         "no ok line: {}",

@@ -116,7 +116,7 @@ impl Am {
 
     /// The ladder of a thread waiting for a reply word: `spin` rounds of
     /// spinning, then yields ([`Am::snooze_on`]). On providers whose waits block (`sockets`) it
-    /// never yields: the provider's own progress thread spins there, and a
+    /// never yields: the provider's internal progress thread spins there, and a
     /// yield hands it the core for a whole time slice (about 1 ms here);
     /// after the spins the waiter sleeps on the done word instead
     /// ([`Am::snooze_on`]).

@@ -21,7 +21,7 @@ impl Bridge {
 impl AmLayer for Bridge {
     /// The blocking no-op: comm-ofi posts the request on the context that
     /// issued the AMOs, so provider ordering or a fence puts it behind them;
-    /// the target's progress thread answers it (never a handler, which could
+    /// the target's AM poller answers it (never a handler, which could
     /// itself be waiting on a proof), and the reply is the proof.
     fn prepare_proof(&self, target: Locale) -> comm_ofi::Result<ProofRequest> {
         let am = self.am()?;

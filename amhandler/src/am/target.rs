@@ -140,7 +140,7 @@ impl Am {
         }
     }
 
-    /// Answers a blocking no-op from the progress thread: its arrival is the
+    /// Answers a blocking no-op from the AM poller: its arrival is the
     /// proof (everything its sender posted before it on that context has
     /// reached us). A no-op from this locale completes locally (sending to
     /// ourselves would need the very thread that sends to receive). Returns
@@ -158,7 +158,7 @@ impl Am {
         }
         let mut msg = [0u8; HEADER];
         rh.encode(&mut msg);
-        match self.comm.am_port().send_from_progress(h.src, &msg) {
+        match self.comm.am_port().send_from_poller(h.src, &msg) {
             Ok(sent) => sent,
             Err(e) => self.abort(&format!(
                 "cannot answer the no-op of locale {} (its done slot {:#x}): {e}",
@@ -352,7 +352,7 @@ impl Am {
                 self.spawner
                     .spawn(Box::new(move || am.run_rma(&h, &payload)));
             }
-            // The progress thread answers a blocking no-op itself, whatever
+            // The AM poller answers a blocking no-op itself, whatever
             // PGAS_AM_DONE says (see `Bridge::prepare_proof`): a handler
             // answering it could itself be waiting for a proof, and two
             // handlers proving to each other would deadlock.

@@ -1,8 +1,9 @@
 //! What comm-ofi does for the AM layer (see `am_seam`): installing it, the
 //! receive side (polling the receive CQ, the multi-receive threshold), and
-//! sends from any thread or from the AM progress thread.
+//! sends from any thread or from the AM poller.
 
 use super::*;
+use crate::ofi::Posted;
 
 impl Comm {
     /// Installs the AM layer (see [`crate::am_seam`]): proofs of native-AMO
@@ -54,36 +55,31 @@ impl Comm {
         len: usize,
         context: usize,
     ) -> Result<()> {
-        let desc = if self.prov.mr_mode & sys::FI_MR_LOCAL != 0 {
+        let desc = if self.prov.mr_mode.local() {
             self.mr.desc()
         } else {
             std::ptr::null_mut()
         };
         loop {
-            let ret = {
+            let posted = {
                 let _g = self.rx_serial.as_ref().map(|l| l.lock());
                 // SAFETY: forwarded from the caller's guarantee.
-                unsafe {
-                    self.rx_ep
-                        .post_multi_recv(buf, len, desc, context as *mut std::ffi::c_void)
-                }
+                unsafe { self.rx_ep.recv_multi(buf, len, desc, context) }
             };
-            if ret == -(sys::FI_EAGAIN as isize) {
-                let mut b = [CqEntry::default(); 1];
-                let _ = self.poll_rx(&mut b[..0], 0);
-                std::thread::yield_now();
-                continue;
+            match posted.map_err(Error::Ofi)? {
+                Posted::Done => return Ok(()),
+                Posted::TryAgain => {
+                    let mut b = [CqEntry::default(); 1];
+                    let _ = self.poll_rx(&mut b[..0], 0);
+                    std::thread::yield_now();
+                }
             }
-            return crate::error::check("fi_recvmsg(FI_MULTI_RECV)", ret as i64)
-                .map_err(Error::Ofi);
         }
     }
 
     /// Sets `FI_OPT_MIN_MULTI_RECV` on the receive endpoint.
     pub(crate) fn set_min_multi_recv(&self, bytes: usize) -> Result<()> {
-        self.rx_ep
-            .set_opt_usize(sys::FI_OPT_MIN_MULTI_RECV as i32, bytes)
-            .map_err(Error::Ofi)
+        self.rx_ep.set_min_multi_recv(bytes).map_err(Error::Ofi)
     }
 
     /// Sends the AM request `msg` to `target`'s receive endpoint through the
@@ -106,7 +102,7 @@ impl Comm {
                 len: msg.len(),
                 desc: self.local_desc(ctx, msg.as_ptr(), msg.len()),
             };
-            self.selector.send(ctx, target as usize, SendOp { local })
+            self.selector.send(ctx, target, SendOp { local })
         })
         .map_err(peer_err("active message", msg.len(), target))?;
         self.mapped.ring(target);
@@ -114,21 +110,21 @@ impl Comm {
     }
 
     /// Sends a short message (at most the provider's inject size) on the
-    /// AM progress thread's context without waiting for it to complete:
-    /// with providers whose send completion needs the peer's progress
-    /// thread (udp;ofi_rxd acknowledges in software), two progress threads
-    /// waiting on each other's sends would hang. Called by whichever thread
+    /// AM poller's context without waiting for it to complete: with
+    /// providers whose send completion needs the peer's receive poller
+    /// (udp;ofi_rxd acknowledges in software), two pollers waiting on each
+    /// other's sends would hang. Called by whichever thread
     /// polls the receive queue for the AM layer (the poller, or a worker or
     /// waiter polling in its place; the AM layer lets one poll at a time,
     /// and the context's lock serializes them anyway). Returns `Ok(false)`
     /// if the transmit queue is full (nothing sent; try again after
     /// receiving). Bypasses the MCM selector: the message is an answer that
     /// carries no stores of the caller.
-    pub(crate) fn send_from_progress(&self, target: Locale, msg: &[u8]) -> Result<bool> {
+    pub(crate) fn send_from_poller(&self, target: Locale, msg: &[u8]) -> Result<bool> {
         self.check_locale(target)?;
         if msg.len() > self.prov.inject_size {
             return Err(Error::InvalidSize {
-                what: "message sent from the progress thread",
+                what: "message sent from the AM poller",
                 size: msg.len(),
                 reason: format!(
                     "the inject size of {} is {}",
@@ -136,8 +132,8 @@ impl Comm {
                 ),
             });
         }
-        let mut ctx = self.contexts.lock(PROGRESS_CTX);
-        match ctx.inject_send(target as usize, msg) {
+        let mut ctx = self.contexts.lock(AM_POLLER_CTX);
+        match ctx.inject_send(target, msg) {
             Ok(()) => {
                 self.mapped.ring(target);
                 Ok(true)
@@ -147,10 +143,10 @@ impl Comm {
         }
     }
 
-    /// Reaps completions of [`Comm::send_from_progress`] without waiting.
-    pub(crate) fn reap_progress_sends(&self) -> Result<()> {
+    /// Reaps completions of [`Comm::send_from_poller`] without waiting.
+    pub(crate) fn reap_poller_sends(&self) -> Result<()> {
         self.contexts
-            .lock(PROGRESS_CTX)
+            .lock(AM_POLLER_CTX)
             .progress_nowait()
             .map(|_| ())
     }

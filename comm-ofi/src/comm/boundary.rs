@@ -81,18 +81,19 @@ impl Comm {
         Ok(())
     }
 
-    /// Orderly shutdown: barrier, stop progress. Idempotent.
+    /// Orderly shutdown: barrier, stop the start-up progress thread.
+    /// Idempotent.
     pub fn finalize(&self) -> Result<()> {
         if self.finalized.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
         let r = self.barrier();
-        self.stop_progress();
+        self.stop_startup_progress();
         r?;
         Ok(self.oob.finalized()?)
     }
 
-    pub(crate) fn stop_progress(&self) {
+    pub(crate) fn stop_startup_progress(&self) {
         self.stop.store(true, Ordering::Release);
         self.mapped.ring_self();
         if let Some(h) = self.progress.lock().take() {

@@ -1,6 +1,7 @@
-//! How comm-ofi's progress thread and the AM poller behave when idle
-//! ([`IdlePolicy`]: spin, then sleep on the mapped path's doorbell where no
-//! peer needs this locale's progress), and the progress thread itself.
+//! How the receive pollers (comm-ofi's start-up progress thread, the AM
+//! poller) behave when idle ([`IdlePolicy`]: spin, then sleep on the mapped
+//! path's doorbell where no peer needs this locale's progress), and the
+//! start-up progress thread itself.
 
 use super::*;
 
@@ -104,7 +105,11 @@ impl IdlePolicy {
     }
 }
 
-pub(super) fn spawn_progress(
+/// Starts the start-up progress thread `pgas-progress`: it reads the
+/// receive CQ (manual progress for RMA against this locale) until
+/// [`Comm::stop_startup_progress`] (an AM layer's poller takes over, or
+/// finalize).
+pub(super) fn spawn_startup_progress(
     rx_ep: Arc<Endpoint>,
     stop: Arc<AtomicBool>,
     serial: Option<crate::ctx::DomainLock>,
@@ -138,9 +143,9 @@ pub(super) fn spawn_progress(
                         since = std::time::Instant::now();
                         polls = 0;
                     }
-                    Err(e) => tracing::warn!("progress thread: {}", e.error),
+                    Err(e) => tracing::warn!("start-up progress thread: {}", e.error),
                 }
             }
         })
-        .map_err(|e| Error::Unsupported(format!("cannot start the progress thread: {e}")))
+        .map_err(|e| Error::Unsupported(format!("cannot start the start-up progress thread: {e}")))
 }

@@ -77,8 +77,7 @@ impl Comm {
         note_fabric_work();
         self.with_ctx_settled(Settle::IfAnyTo(dst.locale), |ctx| {
             let op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
-            self.selector
-                .put(ctx, dst.locale as usize, op, Blocking::Yes)
+            self.selector.put(ctx, dst.locale, op, Blocking::Yes)
         })
         .map_err(peer_err("PUT", src.len(), dst.locale))
     }
@@ -113,8 +112,7 @@ impl Comm {
         }
         self.with_ctx_settled(Settle::IfAnyTo(src.locale), |ctx| {
             let op = self.rma_op(ctx, dst.as_ptr(), dst.len(), remote);
-            self.selector
-                .get(ctx, src.locale as usize, op, Blocking::Yes)
+            self.selector.get(ctx, src.locale, op, Blocking::Yes)
         })
         .map_err(peer_err("GET", dst.len(), src.locale))
     }
@@ -143,8 +141,7 @@ impl Comm {
             let mut op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
             op.seq = ctx.next_seq();
             let seq = op.seq;
-            self.selector
-                .put(ctx, dst.locale as usize, op, Blocking::No)?;
+            self.selector.put(ctx, dst.locale, op, Blocking::No)?;
             Ok(seq)
         })
         .map_err(peer_err("non-blocking PUT", src.len(), dst.locale))
@@ -174,8 +171,7 @@ impl Comm {
             let mut op = self.rma_op(ctx, dst.as_ptr(), dst.len(), remote);
             op.seq = ctx.next_seq();
             let seq = op.seq;
-            self.selector
-                .get(ctx, src.locale as usize, op, Blocking::No)?;
+            self.selector.get(ctx, src.locale, op, Blocking::No)?;
             Ok(seq)
         })
         .map_err(peer_err("non-blocking GET", dst.len(), src.locale))
@@ -281,7 +277,7 @@ impl Comm {
         let tmp_addr = self.heap.alloc(piece, 64)?;
         // SAFETY: tmp_addr..+piece is a fresh heap allocation only we use.
         let tmp = unsafe { std::slice::from_raw_parts_mut(tmp_addr as *mut u8, piece) };
-        let target = remote_at.locale as usize;
+        let target = remote_at.locale;
         if is_put {
             note_fabric_work();
         }

@@ -114,16 +114,16 @@ impl Comm {
         self.bind_index(FIRST_HANDLER_CTX + handler)
     }
 
-    /// Binds the calling thread (the AM layer's progress thread) to the
-    /// progress context. Whatever it sends must never wait on a proof.
+    /// Binds the calling thread (the AM layer's poller) to its context
+    /// (`[1]`). Whatever it sends must never wait on a proof.
     ///
     /// Its sends fail with [`Error::WouldBlock`] instead of waiting for room
     /// in a full transmit queue: a peer's queue drains only while its own
-    /// progress thread receives, so two progress threads waiting on each
-    /// other's queues would hang.
-    pub(crate) fn bind_progress_thread(&self) -> Result<()> {
-        self.bind_index(PROGRESS_CTX)?;
-        self.contexts.lock(PROGRESS_CTX).set_fail_fast();
+    /// poller receives, so two pollers waiting on each other's queues would
+    /// hang.
+    pub(crate) fn bind_am_poller(&self) -> Result<()> {
+        self.bind_index(AM_POLLER_CTX)?;
+        self.contexts.lock(AM_POLLER_CTX).set_fail_fast();
         Ok(())
     }
 
@@ -220,7 +220,7 @@ impl Comm {
         self.mapped.translate(at.locale, at.addr, len)
     }
 
-    /// How a receive poller (comm-ofi's progress thread, the AM poller)
+    /// How a receive poller (the start-up progress thread, the AM poller)
     /// behaves when idle.
     pub fn idle_policy(&self) -> IdlePolicy {
         IdlePolicy::new(&self.cfg, &self.prov, &self.mapped)

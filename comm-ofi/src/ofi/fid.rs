@@ -3,12 +3,11 @@
 //!
 //! Each wrapper owns one `fid` and closes it in `Drop`. Children hold an `Arc`
 //! of their parents, so a domain is never closed before its endpoints and
-//! memory regions. The data-path calls on `Endpoint` and `Cq` are thin: they
-//! return the raw libfabric return code so the caller can ride out
-//! `-FI_EAGAIN` by driving progress.
+//! memory regions. The data path's posting calls on `Endpoint` are in
+//! `ops`; `Cq::read` answers "none ready" as `Ok(0)`.
 
+use super::error::{check, strerror, OfiError};
 use super::info::Info;
-use crate::error::{check, strerror, OfiError};
 use libfabric_sys as sys;
 use std::ffi::c_void;
 use std::ptr;
@@ -32,12 +31,14 @@ macro_rules! owned_fid {
         // SAFETY: as above.
         unsafe impl Sync for $name {}
         impl $name {
-            /// The raw object, for calls this layer does not wrap.
-            pub fn as_ptr(&self) -> *mut $raw {
+            /// The raw object, for this layer's calls.
+            #[allow(dead_code)] // not every object is used by a call elsewhere in `ofi`
+            pub(in crate::ofi) fn as_ptr(&self) -> *mut $raw {
                 self.ptr
             }
-            /// The object's `fid`, for bind calls.
-            pub fn fid(&self) -> *mut sys::fid {
+            /// The object's `fid`, for bind and option calls.
+            #[allow(dead_code)] // not every object is bound
+            pub(in crate::ofi) fn fid(&self) -> *mut sys::fid {
                 // SAFETY: ptr is live; taking the address of its first field.
                 unsafe { &mut (*self.ptr).fid }
             }
@@ -113,7 +114,7 @@ impl Av {
     }
 
     /// Inserts endpoint names in order; returns their `fi_addr_t`s.
-    pub fn insert(&self, names: &[Vec<u8>]) -> Result<Vec<sys::fi_addr_t>, OfiError> {
+    pub fn insert(&self, names: &[Vec<u8>]) -> Result<Vec<super::FiAddr>, OfiError> {
         let mut out = Vec::with_capacity(names.len());
         for name in names {
             let mut addr: sys::fi_addr_t = sys::FI_ADDR_NOTAVAIL;
@@ -152,7 +153,7 @@ pub enum WaitMode {
     /// Poll `fi_cq_read` (manual-progress providers, where reading drives progress).
     Spin,
     /// Block in `fi_cq_sread` on the CQ's wait object (auto-progress providers
-    /// with their own progress thread, i.e. `sockets`, which starves when we spin).
+    /// with an internal progress thread, i.e. `sockets`, which starves when we spin).
     Block,
 }
 
@@ -412,53 +413,6 @@ impl Endpoint {
         buf.truncate(len);
         Ok(buf)
     }
-
-    /// Posts a multi-receive buffer (`FI_MULTI_RECV`): the provider packs
-    /// incoming messages into it and reports `FI_MULTI_RECV` in the
-    /// completion flags when it retires the buffer. Returns the raw code
-    /// (`-FI_EAGAIN` must be retried after progress).
-    ///
-    /// # Safety
-    /// `buf..buf+len` must stay valid and unused by anyone else until the
-    /// provider retires it (or the endpoint is closed).
-    pub unsafe fn post_multi_recv(
-        &self,
-        buf: *mut u8,
-        len: usize,
-        desc: *mut c_void,
-        context: *mut c_void,
-    ) -> isize {
-        let iov = libc::iovec {
-            iov_base: buf as *mut c_void,
-            iov_len: len,
-        };
-        let mut d = desc;
-        let msg = sys::fi_msg {
-            msg_iov: &iov as *const libc::iovec as *const sys::iovec,
-            desc: &mut d,
-            iov_count: 1,
-            addr: sys::FI_ADDR_UNSPEC,
-            context,
-            data: 0,
-        };
-        // SAFETY: msg lives across the call; the caller keeps buf alive.
-        unsafe { sys::fi_recvmsg(self.ptr, &msg, sys::FI_MULTI_RECV) }
-    }
-
-    /// `fi_setopt` at the endpoint level.
-    pub fn set_opt_usize(&self, name: i32, value: usize) -> Result<(), OfiError> {
-        // SAFETY: value lives across the call; size matches what the option takes.
-        let ret = unsafe {
-            sys::fi_setopt(
-                &mut (*self.ptr).fid,
-                sys::FI_OPT_ENDPOINT as i32,
-                name,
-                &value as *const usize as *const c_void,
-                std::mem::size_of::<usize>(),
-            )
-        };
-        check("fi_setopt", ret)
-    }
 }
 
 /// `fid_mr`: a registered memory region.
@@ -470,6 +424,16 @@ pub struct Mr {
 owned_fid!(Mr, sys::fid_mr, "mr");
 
 impl Mr {
+    /// Access for RMA both ways and for the local buffers of sends and
+    /// receives (`FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+    /// FI_SEND | FI_RECV`).
+    pub const ACCESS_RMA_AND_MSG: u64 = sys::FI_READ
+        | sys::FI_WRITE
+        | sys::FI_REMOTE_READ
+        | sys::FI_REMOTE_WRITE
+        | sys::FI_SEND
+        | sys::FI_RECV;
+
     /// `fi_mr_reg` of `len` bytes at `addr`.
     ///
     /// # Safety

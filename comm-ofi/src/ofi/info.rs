@@ -4,7 +4,7 @@
 //! frees in `fi_freeinfo`; these wrappers make sure that happens exactly once
 //! and give typed read access to the fields the comm layer looks at.
 
-use crate::error::{check, OfiError};
+use super::error::{check, OfiError};
 use libfabric_sys as sys;
 use std::ffi::{CStr, CString};
 use std::ptr;
@@ -12,6 +12,35 @@ use std::ptr;
 /// The libfabric API version we ask for (1.9: what the original asks, and
 /// what Debian's 1.17 and every 2.x library accept).
 pub const API_VERSION: u32 = sys::fi_version(1, 9);
+
+/// The version of the libfabric library loaded: (major, minor).
+pub fn library_version() -> (u32, u32) {
+    // SAFETY: fi_version (fi_library_version here) has no preconditions.
+    let v = unsafe { sys::fi_library_version() };
+    (sys::fi_major(v), sys::fi_minor(v))
+}
+
+/// The memory-registration mode a provider asks for (`FI_MR_*` bits), and
+/// what each bit means for the data path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MrMode(pub u64);
+
+impl MrMode {
+    /// `FI_MR_LOCAL`: local buffers must be registered and passed with
+    /// their descriptor.
+    pub const fn local(self) -> bool {
+        self.0 & sys::FI_MR_LOCAL != 0
+    }
+    /// `FI_MR_VIRT_ADDR`: remote addresses are virtual addresses (else
+    /// offsets into the registration).
+    pub const fn virt_addr(self) -> bool {
+        self.0 & sys::FI_MR_VIRT_ADDR != 0
+    }
+    /// `FI_MR_ENDPOINT`: a region must be bound to the endpoint and enabled.
+    pub const fn endpoint(self) -> bool {
+        self.0 & sys::FI_MR_ENDPOINT != 0
+    }
+}
 
 /// An owned `fi_info` (one entry, or the head of a list).
 #[derive(Debug)]
@@ -104,8 +133,8 @@ impl Info {
         v
     }
 
-    /// Raw pointer for calls that take `struct fi_info *`.
-    pub fn as_ptr(&self) -> *mut sys::fi_info {
+    /// Raw pointer for this layer's calls that take `struct fi_info *`.
+    pub(in crate::ofi) fn as_ptr(&self) -> *mut sys::fi_info {
         self.ptr
     }
 
@@ -167,8 +196,8 @@ impl Info {
         self.tx().op_flags
     }
     /// Memory-registration mode bits.
-    pub fn mr_mode(&self) -> u64 {
-        self.dom().mr_mode as u64
+    pub fn mr_mode(&self) -> MrMode {
+        MrMode(self.dom().mr_mode as u64)
     }
     /// Largest single message/RMA.
     pub fn max_msg_size(&self) -> usize {

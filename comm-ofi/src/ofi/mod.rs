@@ -1,10 +1,23 @@
-//! The safe libfabric layer: owned `fi_info` lists and `fid` objects.
+//! The libfabric layer: every raw libfabric call of the comm layer is made
+//! here, and no raw return code leaves it.
 //!
-//! This is the only place (with the data-path posting in `ctx`) that calls
-//! libfabric; everything above works with these types.
+//! - `info`: owned `fi_info` lists (hints, `fi_getinfo` results) and their
+//!   attributes;
+//! - `fid`: owned objects (fabric, domain, AV, CQ, endpoint, MR) and the CQ
+//!   read;
+//! - `ops`: the data path's posting calls on an endpoint (RMA, atomics,
+//!   sends, receives), answering [`Posted`] or an [`OfiError`];
+//! - `error`: return codes turned into [`OfiError`].
+//!
+//! Everything above works with these types; the raw pointers stay inside
+//! (`as_ptr` is private to this module).
 
+pub mod error;
 pub mod fid;
 pub mod info;
+pub mod ops;
 
+pub use error::OfiError;
 pub use fid::{Av, Cq, CqEntry, CqError, Domain, Endpoint, Fabric, Mr, RecvCompletion, WaitMode};
-pub use info::Info;
+pub use info::{library_version, Info, MrMode};
+pub use ops::{AtomicMsg, FiAddr, Flags, LocalBuf, Posted, RemoteBuf, Rma};

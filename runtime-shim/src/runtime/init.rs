@@ -251,7 +251,7 @@ impl Builder {
         let comm = Comm::init_config(self.knobs.comm_config()?)?;
         let coll = Collectives::new(&comm, cfg.barrier)?;
         // The world team's area (teams: docs/embedding.md), exchanged once.
-        let world_area = crate::team::Team::new_area_on(&comm, comm.num_locales() as usize)?;
+        let world_area = crate::team::Team::new_area_on(&comm, comm.num_locales())?;
         let world_areas = comm
             .oob()
             .allgather(&world_area.to_le_bytes())
