@@ -36,7 +36,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{JoinHandle, Thread};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Stack of a worker thread: helped tasks run on top of the waiting one.
 /// Virtual memory only until touched.
@@ -174,6 +174,7 @@ pub struct Pool {
     threads: Mutex<Vec<JoinHandle<()>>>,
     hooks: Arc<dyn Hooks>,
     block_wait: bool,
+    poll_window: Duration,
     next_id: AtomicU64,
     run: AtomicU64,
     helped: AtomicU64,
@@ -202,6 +203,9 @@ pub struct PoolConfig {
     pub block_wait: bool,
     /// Thread names are `pgas-worker-<locale>-<i>`.
     pub locale: comm_ofi::Locale,
+    /// How long an idle worker keeps polling for requests in the poller's
+    /// place ([`Hooks::idle_poll`]) before it parks (`PGAS_POLL_SPIN_US`).
+    pub poll_window: Duration,
 }
 
 impl Pool {
@@ -241,6 +245,7 @@ impl Pool {
             threads: Mutex::new(Vec::new()),
             hooks,
             block_wait: cfg.block_wait,
+            poll_window: cfg.poll_window,
             next_id: AtomicU64::new(1),
             run: AtomicU64::new(0),
             helped: AtomicU64::new(0),
@@ -416,6 +421,7 @@ impl Pool {
     fn worker_loop(&self, me: usize) {
         let th = std::thread::current();
         let mut idle = 0u32;
+        let mut idle_since = Instant::now();
         loop {
             if let Some(t) = self.find(me) {
                 idle = 0;
@@ -426,11 +432,26 @@ impl Pool {
                 self.hooks.idle_end();
                 break;
             }
+            if idle == 0 {
+                idle_since = Instant::now();
+            }
             idle += 1;
-            // While spinning idle, poll for incoming requests (an
+            // While idle, poll for incoming requests for a while (an
             // on-statement found here runs on this worker: no hop).
-            if idle <= 256 && !self.block_wait && self.hooks.idle_poll() {
-                continue;
+            // Counted in time (`PGAS_POLL_SPIN_US`, as the poller's spin),
+            // not only in rounds: a round whose poll finds the AM poller
+            // holding the receive side is a few nanoseconds, so 256 rounds
+            // could pass before the next request of a round trip arrived,
+            // and a parked worker costs that request a poller hop and a
+            // futex wake-up.
+            if !self.block_wait && (idle <= 256 || idle_since.elapsed() < self.poll_window) {
+                if self.hooks.idle_poll() {
+                    continue;
+                }
+                if idle >= 256 {
+                    std::thread::yield_now();
+                    continue;
+                }
             }
             if idle < 64 {
                 std::hint::spin_loop();
@@ -743,6 +764,7 @@ mod tests {
                 cores: None,
                 block_wait: false,
                 locale: 0,
+                poll_window: Duration::from_micros(200),
             },
             hooks,
         )
@@ -901,6 +923,7 @@ mod tests {
                 cores: Some(cores.clone()),
                 block_wait: false,
                 locale: 0,
+                poll_window: Duration::from_micros(200),
             },
             Arc::new(NoHooks),
         )
@@ -914,6 +937,7 @@ mod tests {
                 cores: Some(vec![100_000]),
                 block_wait: false,
                 locale: 0,
+                poll_window: Duration::from_micros(200),
             },
             Arc::new(NoHooks),
         )

@@ -268,6 +268,7 @@ impl Builder {
                 cores: cores.clone(),
                 block_wait: comm.provider().wait == comm_ofi::ofi::WaitMode::Block,
                 locale: comm.here(),
+                poll_window: std::time::Duration::from_micros(comm.config().poll_spin_us),
             },
             Arc::new(CommHooks { comm: comm.clone() }),
         )?;
