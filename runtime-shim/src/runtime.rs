@@ -159,8 +159,10 @@ impl Runtime {
     pub fn pool_stats(&self) -> crate::tasking::PoolStats {
         self.pool.stats()
     }
-    pub(crate) fn amo_batch_id(&self) -> FnId {
-        self.amo_batch
+    /// Issues this thread's buffered unordered operations and waits for
+    /// them (`unordered.rs`).
+    pub(crate) fn flush_unordered(&self) -> Result<()> {
+        unordered::flush(&self.comm, &self.am, self.amo_batch)
     }
     pub(crate) fn check_range_id(&self) -> FnId {
         self.check_range
@@ -208,7 +210,7 @@ impl Runtime {
         if self.finalizing.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        let flushed = unordered::flush(self);
+        let flushed = self.flush_unordered();
         let detached = self.pool.wait_group(&self.detached);
         // On-statements from peers still arrive and run until every locale
         // has said it sends no more: the runtime stays usable for them.
@@ -528,7 +530,7 @@ impl Runtime {
     /// ends (flush its unordered operations, make its stores visible).
     pub fn task_end_hook(&self) -> Result<()> {
         self.check_open()?;
-        let f = unordered::flush(self);
+        let f = self.flush_unordered();
         f.and(self.comm.task_end().map_err(Error::from))
     }
 
@@ -552,7 +554,7 @@ impl Runtime {
     /// The barrier of collective `op`, agreeing on whether some locale's
     /// part failed (`part` is this locale's).
     pub(crate) fn barrier_part(&self, op: &'static str, part: Result<()>) -> Result<()> {
-        let part = part.and_then(|()| unordered::flush(self));
+        let part = part.and_then(|()| self.flush_unordered());
         let pool = &self.pool;
         self.coll
             .barrier(&self.comm, op, part, &|c: &dyn Fn() -> bool| {

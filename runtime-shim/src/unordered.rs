@@ -15,8 +15,8 @@
 //! effect visible to the caller's next ordered operation.
 
 use crate::error::Result;
-use crate::runtime::Runtime;
-use comm_ofi::{AmoOp, AmoType, GlobalAddr, Locale};
+use amhandler::{Am, FnId};
+use comm_ofi::{AmoOp, AmoRoute, AmoType, Comm, GlobalAddr, Locale};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -84,8 +84,12 @@ pub(crate) fn decode(e: &[u8]) -> Option<(u64, AmoType, AmoOp, u64)> {
     Some((w(0), ty, op, w(8)))
 }
 
-/// Issues everything buffered on this thread and waits for it.
-pub(crate) fn flush(rt: &Runtime) -> Result<()> {
+/// Issues everything buffered on this thread and waits for it: PUTs and
+/// GETs non-blocking through `comm`, native atomics one by one, the others
+/// as one fast on-statement per target locale running `amo_batch` there.
+/// (Takes the runtime's parts, not the runtime: this module is used by the
+/// runtime and does not use it back.)
+pub(crate) fn flush(comm: &Comm, am: &Am, amo_batch: FnId) -> Result<()> {
     let ops = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
     if ops.is_empty() {
         return Ok(());
@@ -104,7 +108,7 @@ pub(crate) fn flush(rt: &Runtime) -> Result<()> {
                 op,
                 operand,
             } => {
-                if rt.amo_native(ty) {
+                if comm.amo_route(ty) == AmoRoute::Native {
                     native.push((target, ty, op, operand));
                 } else {
                     encode(
@@ -118,7 +122,6 @@ pub(crate) fn flush(rt: &Runtime) -> Result<()> {
             }
         }
     }
-    let comm = rt.comm();
     let mut first_err: Option<crate::Error> = None;
     {
         let mut handles = Vec::with_capacity(puts.len() + gets.len());
@@ -159,7 +162,7 @@ pub(crate) fn flush(rt: &Runtime) -> Result<()> {
         }
     }
     for (locale, batch) in via_am {
-        if let Err(e) = rt.am().execute_on_fast(locale, rt.amo_batch_id(), &batch) {
+        if let Err(e) = am.execute_on_fast(locale, amo_batch, &batch) {
             first_err.get_or_insert(e.into());
         }
     }

@@ -164,11 +164,5 @@ fn run() -> R {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("diag_probe: {err}");
-            ExitCode::from(1)
-        }
-    }
+    pgas_tests::exit("diag_probe", run())
 }

@@ -129,22 +129,9 @@ fn run() -> R {
         "forget-nb" => forget_nb(rt, rounds)?,
         other => return Err(format!("unknown probe {other:?}")),
     }
-    if rt.here() == 0 {
-        println!(
-            "liveness {what} ok: {rounds} rounds, {} {}",
-            rt.provider_name(),
-            rt.mode()
-        );
-    }
-    rt.finalize().map_err(e("finalize"))
+    pgas_tests::finish(rt, &format!("liveness {what}"), &format!("{rounds} rounds"))
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("liveness: {err}");
-            ExitCode::from(1)
-        }
-    }
+    pgas_tests::exit("liveness", run())
 }

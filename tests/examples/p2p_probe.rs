@@ -275,22 +275,9 @@ fn run() -> R {
         other => return Err(format!("a garbled typed argument: {other:?}")),
     }
     rt.barrier().map_err(e("barrier"))?;
-    if me == 0 {
-        println!(
-            "p2p_probe ok: {n} locales, {} {}",
-            rt.provider_name(),
-            rt.mode()
-        );
-    }
-    rt.finalize().map_err(e("finalize"))
+    pgas_tests::finish(rt, "p2p_probe", &format!("{n} locales"))
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("p2p_probe: {err}");
-            ExitCode::from(1)
-        }
-    }
+    pgas_tests::exit("p2p_probe", run())
 }

@@ -86,11 +86,5 @@ fn run() -> R {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("static_probe: {err}");
-            ExitCode::from(1)
-        }
-    }
+    pgas_tests::exit("static_probe", run())
 }

@@ -176,22 +176,9 @@ fn run() -> R {
     // The team is still usable after a failed collective.
     collectives(w, "world after failure")?;
     rt.barrier().map_err(e("barrier"))?;
-    if me == 0 {
-        println!(
-            "team_probe ok: {n} locales, {} {}",
-            rt.provider_name(),
-            rt.mode()
-        );
-    }
-    rt.finalize().map_err(e("finalize"))
+    pgas_tests::finish(rt, "team_probe", &format!("{n} locales"))
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("team_probe: {err}");
-            ExitCode::from(1)
-        }
-    }
+    pgas_tests::exit("team_probe", run())
 }

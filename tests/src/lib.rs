@@ -41,6 +41,49 @@ pub fn e<E: std::fmt::Display>(what: &str) -> impl Fn(E) -> String + '_ {
     move |err| format!("{what}: {err}")
 }
 
+/// A probe program's exit status: success, or `"<name>: <error>"` on
+/// stderr and status 1.
+pub fn exit(name: &str, r: Result<(), String>) -> std::process::ExitCode {
+    match r {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{name}: {err}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
+
+/// The end of a probe program: locale 0 prints `"<what> ok: <detail>,
+/// <provider> <mode>"` (the line its test looks for), then the locale
+/// finalizes.
+pub fn finish(rt: &runtime_shim::Runtime, what: &str, detail: &str) -> Result<(), String> {
+    if rt.here() == 0 {
+        println!("{what} ok: {detail}, {} {}", rt.provider_name(), rt.mode());
+    }
+    rt.finalize().map_err(e("finalize"))
+}
+
+/// Runs `am_probe ARGS` on 3 locales with `PGAS_PROVIDER=provider` and
+/// `extra`, one such job at a time in this test binary (the machine has 2
+/// cores), within `timeout`; asserts that it exited cleanly and that locale
+/// 0 printed `am_probe <ARGS[0]> ok on <provider>`. Returns the run.
+pub fn am_probe(provider: &str, args: &[&str], extra: &[(&str, &str)], timeout: Duration) -> Run {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut env = vec![("PGAS_PROVIDER", provider)];
+    env.extend_from_slice(extra);
+    let run = launch(3, &example("am_probe"), args, &env, timeout);
+    let what = format!("am_probe {args:?} on {provider} {extra:?}");
+    run.assert_ok(&what);
+    let ok = format!("am_probe {} ok on {provider}", args[0]);
+    assert!(
+        run.stdout.contains(&ok),
+        "{what}: no '{ok}': {}",
+        run.stdout
+    );
+    run
+}
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

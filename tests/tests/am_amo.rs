@@ -4,32 +4,13 @@
 //! words must be the same whether the atomics ran natively or through AMs.
 //! Program: `amhandler/examples/am_probe.rs` (`amo`).
 
-use pgas_tests::{example, launch};
+use pgas_tests::am_probe;
 use std::collections::BTreeSet;
-use std::sync::Mutex;
 use std::time::Duration;
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Runs the amo scenario; returns the set of digests printed (one per locale).
 fn digest(provider: &str, args: &[&str], extra: &[(&str, &str)]) -> BTreeSet<String> {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut env = vec![("PGAS_PROVIDER", provider)];
-    env.extend_from_slice(extra);
-    let run = launch(
-        3,
-        &example("am_probe"),
-        args,
-        &env,
-        Duration::from_secs(150),
-    );
-    run.assert_ok(&format!("am_probe {args:?} on {provider} {extra:?}"));
-    assert!(
-        run.stdout
-            .contains(&format!("am_probe amo ok on {provider}")),
-        "{}",
-        run.stdout
-    );
+    let run = am_probe(provider, args, extra, Duration::from_secs(150));
     let d: BTreeSet<String> = run
         .stdout
         .lines()

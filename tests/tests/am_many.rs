@@ -7,27 +7,11 @@
 //! 3,000 on sockets, whose internal progress thread makes it ~40x slower here (4-5k
 //! AMs/s), to keep the suite within its time budget.
 
-use pgas_tests::{example, launch, PROVIDERS};
-use std::sync::Mutex;
+use pgas_tests::{am_probe, PROVIDERS};
 use std::time::Duration;
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
 fn probe(provider: &str, args: &[&str], extra: &[(&str, &str)]) -> String {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut env = vec![("PGAS_PROVIDER", provider)];
-    env.extend_from_slice(extra);
-    let run = launch(
-        3,
-        &example("am_probe"),
-        args,
-        &env,
-        Duration::from_secs(150),
-    );
-    run.assert_ok(&format!("am_probe {args:?} on {provider} {extra:?}"));
-    let ok = format!("am_probe {} ok on {provider}", args[0]);
-    assert!(run.stdout.contains(&ok), "no '{ok}': {}", run.stdout);
-    run.stdout
+    am_probe(provider, args, extra, Duration::from_secs(150)).stdout
 }
 
 fn count_for(provider: &str) -> &'static str {

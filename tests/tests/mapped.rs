@@ -139,6 +139,20 @@ fn field<'a>(line: &'a str, key: &str) -> &'a str {
     &rest[..end]
 }
 
+/// The two locales' `mapped_probe budget` lines of a run with `env`.
+fn budget_lines(env: &[(&str, &str)]) -> Vec<String> {
+    let r = run(2, "mapped_probe", &["budget"], env);
+    r.assert_ok(&format!("mapped_probe budget {env:?}"));
+    let lines: Vec<String> = r
+        .stdout
+        .lines()
+        .filter(|l| l.contains("mapped_probe budget L"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", r.stdout);
+    lines
+}
+
 /// Two co-located locales on this machine: each runs as many workers as
 /// cores it owns, pinned to cores of its own (different from the other
 /// locale's), has no more threads than main + workers + AM poller + AM
@@ -147,14 +161,7 @@ fn field<'a>(line: &'a str, key: &str) -> &'a str {
 /// thread would use most of one).
 #[test]
 fn thread_budget() {
-    let r = run(2, "mapped_probe", &["budget"], &[("PGAS_PROVIDER", "shm")]);
-    r.assert_ok("mapped_probe budget");
-    let lines: Vec<&str> = r
-        .stdout
-        .lines()
-        .filter(|l| l.contains("mapped_probe budget L"))
-        .collect();
-    assert_eq!(lines.len(), 2, "{}", r.stdout);
+    let lines = budget_lines(&[("PGAS_PROVIDER", "shm")]);
     let mut cores_seen = Vec::new();
     for l in &lines {
         let threads: usize = field(l, "threads").parse().unwrap();
@@ -198,19 +205,7 @@ fn thread_budget() {
 /// sleep when idle).
 #[test]
 fn thread_budget_where_cq_waits_block() {
-    let r = run(
-        2,
-        "mapped_probe",
-        &["budget"],
-        &[("PGAS_PROVIDER", "sockets"), ("PGAS_LOCAL_PATH", "fabric")],
-    );
-    r.assert_ok("mapped_probe budget on sockets");
-    let lines: Vec<&str> = r
-        .stdout
-        .lines()
-        .filter(|l| l.contains("mapped_probe budget L"))
-        .collect();
-    assert_eq!(lines.len(), 2, "{}", r.stdout);
+    let lines = budget_lines(&[("PGAS_PROVIDER", "sockets"), ("PGAS_LOCAL_PATH", "fabric")]);
     for l in &lines {
         let idle: f64 = field(l, "idle_cpu_ms").parse().unwrap();
         assert!(

@@ -95,7 +95,7 @@ where
         };
         let r = f(&oc, args);
         if let Some(rt) = RUNTIME.get() {
-            if let Err(e) = unordered::flush(rt) {
+            if let Err(e) = rt.flush_unordered() {
                 panic!("unordered operations of the body failed: {e}");
             }
         }
@@ -405,7 +405,7 @@ struct CommHooks {
 
 pub(super) fn flush_here() -> Result<()> {
     match RUNTIME.get() {
-        Some(rt) => unordered::flush(rt),
+        Some(rt) => rt.flush_unordered(),
         None => Ok(()),
     }
 }

@@ -407,6 +407,6 @@ impl Runtime {
     /// a barrier and at finalize).
     pub fn unordered_fence(&self) -> Result<()> {
         self.check_open()?;
-        unordered::flush(self)
+        self.flush_unordered()
     }
 }
