@@ -160,6 +160,9 @@ pub struct PoolStats {
     pub helped: u64,
     /// Of those, taken from another worker's queue.
     pub stolen: u64,
+    /// Threads that slept in a join or a group wait and were woken by the
+    /// end of what they waited for (not by their sleep's timeout).
+    pub joins_woken: u64,
 }
 
 /// The fixed worker threads of one locale and their queues.
@@ -179,6 +182,7 @@ pub struct Pool {
     run: AtomicU64,
     helped: AtomicU64,
     stolen: AtomicU64,
+    joins_woken: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Pool {
@@ -250,6 +254,7 @@ impl Pool {
             run: AtomicU64::new(0),
             helped: AtomicU64::new(0),
             stolen: AtomicU64::new(0),
+            joins_woken: Arc::new(AtomicU64::new(0)),
         });
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<()>)>();
         for i in 0..n {
@@ -343,6 +348,7 @@ impl Pool {
             run: self.run.load(Ordering::Relaxed),
             helped: self.helped.load(Ordering::Relaxed),
             stolen: self.stolen.load(Ordering::Relaxed),
+            joins_woken: self.joins_woken.load(Ordering::Relaxed),
         }
     }
 
@@ -512,9 +518,18 @@ impl Pool {
     }
 
     /// Waits until `done()` holds. A worker runs other ready tasks meanwhile;
-    /// any other thread spins, yields, then sleeps between checks (longer
-    /// the longer it waits, at most 320 us, or 800 us with blocking waits).
-    pub fn wait_until(&self, mut done: impl FnMut() -> bool) {
+    /// any other thread spins, yields (not where waits block), then sleeps
+    /// between checks (longer the longer it waits, at most 320 us, or 800 us
+    /// with blocking waits).
+    pub fn wait_until(&self, done: impl FnMut() -> bool) {
+        self.wait_until_or_woken(done, None)
+    }
+
+    /// [`Pool::wait_until`], where whoever makes `done()` true wakes the
+    /// threads registered in `wakers`: a sleep between checks ends then,
+    /// not at its timeout (a join from the main thread would otherwise
+    /// return up to 800 us after the task ended).
+    fn wait_until_or_woken(&self, mut done: impl FnMut() -> bool, wakers: Option<&Wakers>) {
         let mut idle = 0u32;
         while !done() {
             if self.help() {
@@ -527,23 +542,44 @@ impl Pool {
             idle = idle.saturating_add(1);
             if idle < 32 {
                 std::hint::spin_loop();
-            } else if idle < 1024 && !(self.block_wait && idle > 256) {
+            } else if idle < 1024 && !self.block_wait {
                 std::thread::yield_now();
             } else {
                 // Backing off (20 us doubling to 320 us) so that a long wait
                 // (a main thread in a barrier while others work) does not
                 // wake tens of thousands of times a second on a shared core.
+                // Where waits block (`sockets`) there are no yields at all:
+                // the provider's internal progress thread spins on our core
+                // after any traffic, and a yield hands it the core for a
+                // whole time slice, while the task we wait for sits behind
+                // it (a task that PUT and forced was joined after ~4 ms, a
+                // scheduler tick, against ~0.2 ms for its operations).
                 let (base, from) = if self.block_wait {
-                    (50, 257)
+                    (50, 32)
                 } else {
                     (20, 1024)
                 };
-                // Doubling from the first sleep (blocking-wait providers start
-                // sleeping at round 257: `idle - 1024` underflowed there).
+                // Doubling from the first sleep.
                 let k = (idle - from).min(4);
-                std::thread::sleep(Duration::from_micros(base << k));
+                let nap = Duration::from_micros(base << k);
+                match wakers {
+                    // Registered before the check: an end after the check
+                    // finds us and unparks (the token outlives a late park).
+                    Some(w) if !self.is_worker() => {
+                        w.register();
+                        if done() {
+                            break;
+                        }
+                        std::thread::park_timeout(nap);
+                    }
+                    _ => std::thread::sleep(nap),
+                }
             }
         }
+    }
+
+    fn is_worker(&self) -> bool {
+        self.current_worker().is_some()
     }
 
     /// Starts a task running `f` and returns its handle. The creator's stores
@@ -558,9 +594,11 @@ impl Pool {
         let state = Arc::new(TaskState {
             done: AtomicBool::new(false),
             result: Mutex::new(None),
+            joiners: Wakers::default(),
         });
         let s = state.clone();
         let hooks = self.hooks.clone();
+        let woken = self.joins_woken.clone();
         self.push(
             Kind::User,
             Box::new(move || {
@@ -573,6 +611,7 @@ impl Pool {
                 };
                 *s.result.lock() = Some(r);
                 s.done.store(true, Ordering::Release);
+                s.joiners.wake(&woken);
             }),
         );
         Ok(TaskHandle {
@@ -591,6 +630,7 @@ impl Pool {
         let g = group.inner.clone();
         g.pending.fetch_add(1, Ordering::AcqRel);
         let hooks = self.hooks.clone();
+        let woken = self.joins_woken.clone();
         self.push(
             Kind::User,
             Box::new(move || {
@@ -604,7 +644,9 @@ impl Pool {
                 if let Some(e) = err {
                     g.first_error.lock().get_or_insert(e);
                 }
-                g.pending.fetch_sub(1, Ordering::AcqRel);
+                if g.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    g.waiters.wake(&woken);
+                }
             }),
         );
         Ok(())
@@ -614,7 +656,7 @@ impl Pool {
     /// started in it) has ended; returns the first failure among them.
     pub fn wait_group(&self, group: &Group) -> Result<()> {
         let g = &group.inner;
-        self.wait_until(|| g.pending.load(Ordering::Acquire) == 0);
+        self.wait_until_or_woken(|| g.pending.load(Ordering::Acquire) == 0, Some(&g.waiters));
         match g.first_error.lock().take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -678,6 +720,39 @@ impl amhandler::Spawner for Pool {
 struct TaskState<T> {
     done: AtomicBool,
     result: Mutex<Option<Result<T>>>,
+    joiners: Wakers,
+}
+
+/// The threads (not workers) sleeping until a task or a group ends: the end
+/// unparks them, so a join from the main thread returns when the task ends,
+/// not when its sleep between checks times out. Registration happens before
+/// the waiter's last check and the end stores its flag before it looks here,
+/// so one of the two sees the other (the lock orders them).
+#[derive(Default)]
+struct Wakers {
+    threads: Mutex<Vec<Thread>>,
+}
+
+impl Wakers {
+    fn register(&self) {
+        let me = std::thread::current();
+        let mut t = self.threads.lock();
+        if !t.iter().any(|x| x.id() == me.id()) {
+            t.push(me);
+        }
+    }
+
+    /// Unparks the registered threads; counts them in `woken`.
+    fn wake(&self, woken: &AtomicU64) {
+        let threads: Vec<Thread> = std::mem::take(&mut *self.threads.lock());
+        if threads.is_empty() {
+            return;
+        }
+        woken.fetch_add(threads.len() as u64, Ordering::Relaxed);
+        for t in threads {
+            t.unpark();
+        }
+    }
 }
 
 /// A task that can be waited for ([`TaskHandle::join`]). Dropping the handle
@@ -706,7 +781,8 @@ impl<T> TaskHandle<T> {
     /// stored is visible after this returns.
     pub fn join(self) -> Result<T> {
         let s = &self.state;
-        self.pool.wait_until(|| s.done.load(Ordering::Acquire));
+        self.pool
+            .wait_until_or_woken(|| s.done.load(Ordering::Acquire), Some(&s.joiners));
         s.result
             .lock()
             .take()
@@ -734,6 +810,7 @@ impl std::fmt::Debug for Group {
 struct GroupInner {
     pending: AtomicUsize,
     first_error: Mutex<Option<Error>>,
+    waiters: Wakers,
 }
 
 impl Group {
@@ -779,6 +856,45 @@ mod tests {
         let a = p.spawn(move || fib(&q, n - 1)).unwrap();
         let b = fib(p, n - 2);
         a.join().unwrap() + b
+    }
+
+    /// A thread that is not a worker and sleeps in a join or a group wait
+    /// is unparked by the end of the task (counted), not left to its
+    /// sleep's timeout: each task here ends only once the waiter is
+    /// registered, so the wake must have happened.
+    #[test]
+    fn non_worker_waits_are_woken_by_the_end() {
+        let p = pool(1, Arc::new(NoHooks));
+        let state = Arc::new(std::sync::OnceLock::<Arc<TaskState<u32>>>::new());
+        let s2 = state.clone();
+        let h = p
+            .spawn(move || {
+                let s = loop {
+                    match s2.get() {
+                        Some(s) => break s,
+                        None => std::thread::yield_now(),
+                    }
+                };
+                while s.joiners.threads.lock().is_empty() {
+                    std::thread::yield_now();
+                }
+                7
+            })
+            .unwrap();
+        let _ = state.set(h.state.clone());
+        assert_eq!(h.join().unwrap(), 7);
+        assert_eq!(p.stats().joins_woken, 1, "{:?}", p.stats());
+
+        let g = Group::new();
+        let inner = g.inner.clone();
+        p.spawn_in(&g, move || {
+            while inner.waiters.threads.lock().is_empty() {
+                std::thread::yield_now();
+            }
+        })
+        .unwrap();
+        p.wait_group(&g).unwrap();
+        assert_eq!(p.stats().joins_woken, 2, "{:?}", p.stats());
     }
 
     #[test]
