@@ -600,6 +600,7 @@ impl Comm {
                 desc,
                 serial.clone(),
                 routes.clone(),
+                mapped.clone(),
                 am_layer.clone(),
                 prov.atomics,
                 prov.inject_size,

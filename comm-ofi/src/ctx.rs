@@ -48,6 +48,10 @@ pub struct TxContext {
     dangling: DanglingStores,
     /// How to reach each locale's receive endpoint and order-dummy word.
     routes: Arc<[Route]>,
+    /// Doorbells of the co-located locales whose heaps are mapped here: a
+    /// send that the provider refuses for now rings the target, whose
+    /// progress it is waiting for (see [`TxContext::send`]).
+    doorbells: Arc<crate::mapped::Mapped>,
     /// The AM layer, once it is running: its no-op proves native AMOs
     /// visible (see [`crate::am_seam::AmLayer::prepare_proof`]).
     prover: Arc<OnceLock<Arc<dyn AmLayer>>>,
@@ -157,6 +161,7 @@ impl TxContext {
         desc: *mut c_void,
         serial: Option<DomainLock>,
         routes: Arc<[Route]>,
+        doorbells: Arc<crate::mapped::Mapped>,
         prover: Arc<OnceLock<Arc<dyn AmLayer>>>,
         native_atomics: bool,
         inject_size: usize,
@@ -173,6 +178,7 @@ impl TxContext {
             binding: Binding::Unbound,
             dangling: DanglingStores::new(routes.len()),
             routes,
+            doorbells,
             prover,
             postponed: Vec::new(),
             proofs: Vec::new(),
@@ -252,8 +258,7 @@ impl TxContext {
             len: msg.len(),
             desc: ptr::null_mut(),
         };
-        let fi_addr = self.routes[target].fi_addr;
-        self.send(fi_addr, local, Flags::INJECT)
+        self.send(target, local, Flags::INJECT)
     }
 
     fn reap(&mut self, timeout: i32) -> Result<usize> {
@@ -309,18 +314,20 @@ impl TxContext {
         call: &'static str,
         f: impl FnMut(&Endpoint) -> Result<Posted, OfiError>,
     ) -> Result<()> {
-        self.post_counted(call, true, f)
+        self.post_counted(call, true, f, || {})
     }
 
     /// Posts with `f` (one of the endpoint's posting calls), riding out
-    /// [`Posted::TryAgain`] by reaping completions; `counted`: the operation
-    /// will report a completion to wait for.
+    /// [`Posted::TryAgain`] by reaping completions (and calling `on_again`
+    /// each time); `counted`: the operation will report a completion to
+    /// wait for.
     #[inline]
     fn post_counted(
         &mut self,
         call: &'static str,
         counted: bool,
         mut f: impl FnMut(&Endpoint) -> Result<Posted, OfiError>,
+        mut on_again: impl FnMut(),
     ) -> Result<()> {
         loop {
             let guard = self.serial.as_ref().map(|l| l.lock());
@@ -332,6 +339,7 @@ impl TxContext {
                     return Ok(());
                 }
                 Ok(Posted::TryAgain) => {
+                    on_again();
                     self.progress()?;
                     if self.fail_fast {
                         return Err(Error::WouldBlock { call });
@@ -398,13 +406,28 @@ impl TxContext {
         })
     }
 
-    /// Posts a message send of `local` to the receive endpoint at `fi_addr`.
-    pub fn send(&mut self, fi_addr: FiAddr, local: LocalBuf, flags: Flags) -> Result<()> {
-        self.post("fi_sendmsg", |ep| {
-            // SAFETY: the payload stays valid until completion (callers wait
-            // before reusing it; with FI_INJECT it is copied at once).
-            unsafe { ep.send_msg(local, fi_addr, flags) }
-        })
+    /// Posts a message send of `local` to `target`'s receive endpoint.
+    ///
+    /// While the provider refuses the send for now, the target's doorbell is
+    /// rung (where its heap is mapped here): shm answers `-FI_EAGAIN` until
+    /// the target's progress has taken its command (the first send to a peer
+    /// also waits for the target to accept the connection), and a target
+    /// whose poller sleeps on its doorbell was rung only before the send. It
+    /// then slept out its doorbell timeout (50 ms) while we retried: the
+    /// first on-statement of a run took up to 60 ms, 1 run in 5 to 7.
+    pub fn send(&mut self, target: usize, local: LocalBuf, flags: Flags) -> Result<()> {
+        let fi_addr = self.routes[target].fi_addr;
+        let doorbells = self.doorbells.clone();
+        self.post_counted(
+            "fi_sendmsg",
+            true,
+            |ep| {
+                // SAFETY: the payload stays valid until completion (callers
+                // wait before reusing it; with FI_INJECT it is copied at once).
+                unsafe { ep.send_msg(local, fi_addr, flags) }
+            },
+            || doorbells.ring(target),
+        )
     }
 
     /// Posts an atomic on one element of `ty` at `remote`. The operand is
@@ -528,11 +551,16 @@ impl Transport for TxContext {
         // number is never in flight, so its handle reports done at once).
         if flags.is_empty() && op.local.len <= self.inject_size {
             let (buf, len, r) = (op.local.ptr, op.local.len, op.remote);
-            return self.post_counted("fi_inject_write", false, |ep| {
-                // SAFETY: buf..buf+len is the caller's live source buffer;
-                // with FI_INJECT the provider copies it before returning.
-                unsafe { ep.inject_write(buf, len, r) }
-            });
+            return self.post_counted(
+                "fi_inject_write",
+                false,
+                |ep| {
+                    // SAFETY: buf..buf+len is the caller's live source buffer;
+                    // with FI_INJECT the provider copies it before returning.
+                    unsafe { ep.inject_write(buf, len, r) }
+                },
+                || {},
+            );
         }
         self.rma_chunked(Rma::Write, op, ofi_flags(flags))
     }
@@ -560,8 +588,7 @@ impl Transport for TxContext {
 
     fn post_send(&mut self, target: usize, op: SendOp, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
-        let fi_addr = self.routes[target].fi_addr;
-        self.send(fi_addr, op.local, ofi_flags(flags))
+        self.send(target, op.local, ofi_flags(flags))
     }
 
     fn post_order_get(&mut self, target: usize, flags: OpFlags) -> Result<()> {
@@ -580,8 +607,7 @@ impl Transport for TxContext {
                 len: req.len,
                 desc: self.desc,
             };
-            let fi_addr = self.routes[target].fi_addr;
-            match self.send(fi_addr, local, ofi_flags(flags)) {
+            match self.send(target, local, ofi_flags(flags)) {
                 Ok(()) => self.proofs.push(req),
                 Err(e) => {
                     prover.cancel_proof(req);
