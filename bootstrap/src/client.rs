@@ -73,7 +73,8 @@ extern "C" fn tell_exit(status: std::ffi::c_int, _arg: *mut std::ffi::c_void) {
     };
     if let Some(c) = shared.as_ref() {
         if let Some(mut w) = c.inner.writer.try_lock_for(Duration::from_millis(200)) {
-            let _ = w.write_all(&Msg::Exiting { status }.encode());
+            let sent_ns = crate::wire::monotonic_ns();
+            let _ = w.write_all(&Msg::Exiting { status, sent_ns }.encode());
         }
     }
 }

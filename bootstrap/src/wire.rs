@@ -99,6 +99,14 @@ pub enum Msg {
     Exiting {
         /// The status passed to `exit`.
         status: i32,
+        /// When the exit handler ran ([`monotonic_ns`]): the launcher reads
+        /// each locale on a thread of its own, so the order in which it
+        /// *reads* two locales' frames is not the order in which they
+        /// exited (a reader thread can be descheduled for milliseconds on a
+        /// loaded host; a survivor was once blamed for the crash it saw).
+        /// Comparable between processes of one host, which is all
+        /// `pgasrun` launches.
+        sent_ns: u64,
     },
     /// Hello accepted.
     Welcome {
@@ -140,6 +148,19 @@ const T_ABORT: u8 = 3;
 const T_GUARD: u8 = 4;
 const T_FINALIZED: u8 = 5;
 const T_EXITING: u8 = 6;
+
+/// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process of a host
+/// (the time stamps of [`Msg::Exiting`]).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists
+    // on Linux, so the call cannot fail.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
 const T_WELCOME: u8 = 11;
 const T_REJECT: u8 = 12;
 const T_RESULT: u8 = 13;
@@ -210,9 +231,10 @@ impl Msg {
             }
             Msg::Guard => b.push(T_GUARD),
             Msg::Finalized => b.push(T_FINALIZED),
-            Msg::Exiting { status } => {
+            Msg::Exiting { status, sent_ns } => {
                 b.push(T_EXITING);
                 b.extend_from_slice(&status.to_le_bytes());
+                b.extend_from_slice(&sent_ns.to_le_bytes());
             }
             Msg::Welcome { size } => {
                 b.push(T_WELCOME);
@@ -288,6 +310,7 @@ impl Msg {
             T_FINALIZED => Msg::Finalized,
             T_EXITING => Msg::Exiting {
                 status: c.u32()? as i32,
+                sent_ns: c.u64()?,
             },
             T_WELCOME => Msg::Welcome { size: c.u32()? },
             T_REJECT => Msg::Reject { reason: c.string() },
@@ -458,7 +481,10 @@ mod tests {
             },
             Msg::Guard,
             Msg::Finalized,
-            Msg::Exiting { status: -3 },
+            Msg::Exiting {
+                status: -3,
+                sent_ns: 123_456_789,
+            },
             Msg::Welcome { size: 4 },
             Msg::Reject {
                 reason: "nope".into(),

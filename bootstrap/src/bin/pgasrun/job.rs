@@ -353,7 +353,7 @@ impl Job {
                 msg,
                 at,
             } => {
-                if let Msg::Exiting { status } = msg {
+                if let Msg::Exiting { status, .. } = msg {
                     tracing::debug!(rank, status, "locale exiting");
                     let l = &mut self.locales[rank];
                     if l.exiting_at.is_none() && matches!(self.phase, Phase::Running) {
@@ -948,7 +948,10 @@ fn serve_conn(conn: u64, mut s: TcpStream, claims: &Claims, tx: &Sender<Event>) 
                 | Msg::Finalized
                 | Msg::Exiting { .. }),
             ) => {
-                let at = Instant::now();
+                let mut at = Instant::now();
+                if let Msg::Exiting { sent_ns, .. } = msg {
+                    at = sent_at(at, bootstrap::wire::monotonic_ns(), sent_ns);
+                }
                 if tx
                     .send(Event::Frame {
                         conn,
@@ -979,4 +982,34 @@ fn serve_conn(conn: u64, mut s: TcpStream, claims: &Claims, tx: &Sender<Event>) 
         error,
     });
     claims.release(rank, conn);
+}
+
+/// When a frame stamped `sent_ns` ([`bootstrap::wire::monotonic_ns`]) was
+/// sent, given that it was read at `read` when the clock said `now_ns`: a
+/// locale began to exit when its exit handler ran, not when this reader
+/// thread got to read it (see `Msg::Exiting`). A stamp from the future (not
+/// on this host's clock) is taken as sent when read.
+fn sent_at(read: Instant, now_ns: u64, sent_ns: u64) -> Instant {
+    let late = Duration::from_nanos(now_ns.saturating_sub(sent_ns));
+    read.checked_sub(late).unwrap_or(read)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two exits read in the wrong order (the first sender's reader thread
+    /// was descheduled) are ordered by when they were sent.
+    #[test]
+    fn exits_are_ordered_by_when_they_were_sent() {
+        let t0 = Instant::now() + Duration::from_secs(1);
+        // Locale 1 exits at 1_000 ns, read 3 ms late; locale 0 exits at
+        // 2_000_000 ns (after seeing locale 1 gone), read at once.
+        let one = sent_at(t0 + Duration::from_millis(3), 3_001_000, 1_000);
+        let zero = sent_at(t0 + Duration::from_millis(2), 2_000_000, 2_000_000);
+        assert!(one < zero, "{one:?} !< {zero:?}");
+        assert_eq!(one, t0);
+        // A stamp ahead of our clock: taken as sent when read.
+        assert_eq!(sent_at(t0, 5, 10), t0);
+    }
 }
