@@ -314,12 +314,12 @@ impl TxContext {
         call: &'static str,
         f: impl FnMut(&Endpoint) -> Result<Posted, OfiError>,
     ) -> Result<()> {
-        self.post_counted(call, true, f, || {})
+        self.post_counted(call, true, f, |_| {})
     }
 
     /// Posts with `f` (one of the endpoint's posting calls), riding out
     /// [`Posted::TryAgain`] by reaping completions (and calling `on_again`
-    /// each time); `counted`: the operation will report a completion to
+    /// with the context each time); `counted`: the operation will report a completion to
     /// wait for.
     #[inline]
     fn post_counted(
@@ -327,7 +327,7 @@ impl TxContext {
         call: &'static str,
         counted: bool,
         mut f: impl FnMut(&Endpoint) -> Result<Posted, OfiError>,
-        mut on_again: impl FnMut(),
+        mut on_again: impl FnMut(&Self),
     ) -> Result<()> {
         loop {
             let guard = self.serial.as_ref().map(|l| l.lock());
@@ -339,7 +339,7 @@ impl TxContext {
                     return Ok(());
                 }
                 Ok(Posted::TryAgain) => {
-                    on_again();
+                    on_again(self);
                     self.progress()?;
                     if self.fail_fast {
                         return Err(Error::WouldBlock { call });
@@ -417,7 +417,6 @@ impl TxContext {
     /// first on-statement of a run took up to 60 ms, 1 run in 5 to 7.
     pub fn send(&mut self, target: usize, local: LocalBuf, flags: Flags) -> Result<()> {
         let fi_addr = self.routes[target].fi_addr;
-        let doorbells = self.doorbells.clone();
         self.post_counted(
             "fi_sendmsg",
             true,
@@ -426,7 +425,7 @@ impl TxContext {
                 // wait before reusing it; with FI_INJECT it is copied at once).
                 unsafe { ep.send_msg(local, fi_addr, flags) }
             },
-            || doorbells.ring(target),
+            |ctx| ctx.doorbells.ring(target),
         )
     }
 
@@ -559,7 +558,7 @@ impl Transport for TxContext {
                     // with FI_INJECT the provider copies it before returning.
                     unsafe { ep.inject_write(buf, len, r) }
                 },
-                || {},
+                |_| {},
             );
         }
         self.rma_chunked(Rma::Write, op, ofi_flags(flags))

@@ -182,7 +182,7 @@ pub struct Pool {
     run: AtomicU64,
     helped: AtomicU64,
     stolen: AtomicU64,
-    joins_woken: Arc<AtomicU64>,
+    joins_woken: AtomicU64,
 }
 
 impl std::fmt::Debug for Pool {
@@ -254,7 +254,7 @@ impl Pool {
             run: AtomicU64::new(0),
             helped: AtomicU64::new(0),
             stolen: AtomicU64::new(0),
-            joins_woken: Arc::new(AtomicU64::new(0)),
+            joins_woken: AtomicU64::new(0),
         });
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<()>)>();
         for i in 0..n {
@@ -565,7 +565,7 @@ impl Pool {
                 match wakers {
                     // Registered before the check: an end after the check
                     // finds us and unparks (the token outlives a late park).
-                    Some(w) if !self.is_worker() => {
+                    Some(w) if self.current_worker().is_none() => {
                         w.register();
                         if done() {
                             break;
@@ -576,10 +576,6 @@ impl Pool {
                 }
             }
         }
-    }
-
-    fn is_worker(&self) -> bool {
-        self.current_worker().is_some()
     }
 
     /// Starts a task running `f` and returns its handle. The creator's stores
@@ -597,13 +593,12 @@ impl Pool {
             joiners: Wakers::default(),
         });
         let s = state.clone();
-        let hooks = self.hooks.clone();
-        let woken = self.joins_woken.clone();
+        let pool = self.clone();
         self.push(
             Kind::User,
             Box::new(move || {
                 let r = std::panic::catch_unwind(AssertUnwindSafe(f));
-                let end = hooks.task_end();
+                let end = pool.hooks.task_end();
                 let r = match (r, end) {
                     (Ok(v), Ok(())) => Ok(v),
                     (Err(p), _) => Err(Error::TaskPanicked(panic_text(&*p))),
@@ -611,7 +606,7 @@ impl Pool {
                 };
                 *s.result.lock() = Some(r);
                 s.done.store(true, Ordering::Release);
-                s.joiners.wake(&woken);
+                s.joiners.wake(&pool.joins_woken);
             }),
         );
         Ok(TaskHandle {
@@ -629,13 +624,12 @@ impl Pool {
         self.hooks.task_create()?;
         let g = group.inner.clone();
         g.pending.fetch_add(1, Ordering::AcqRel);
-        let hooks = self.hooks.clone();
-        let woken = self.joins_woken.clone();
+        let pool = self.clone();
         self.push(
             Kind::User,
             Box::new(move || {
                 let r = std::panic::catch_unwind(AssertUnwindSafe(f));
-                let end = hooks.task_end();
+                let end = pool.hooks.task_end();
                 let err = match (r, end) {
                     (Ok(()), Ok(())) => None,
                     (Err(p), _) => Some(Error::TaskPanicked(panic_text(&*p))),
@@ -645,7 +639,7 @@ impl Pool {
                     g.first_error.lock().get_or_insert(e);
                 }
                 if g.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    g.waiters.wake(&woken);
+                    g.waiters.wake(&pool.joins_woken);
                 }
             }),
         );
