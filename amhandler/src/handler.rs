@@ -141,6 +141,12 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
         None => AmConfig::from_env()?,
     };
     check_handlers(&comm, cfg.handlers)?;
+    // A postponed AMO's order rests on its target's handlers: every locale
+    // must postpone alike (comm-ofi agreed PGAS_AM_HANDLERS already).
+    comm.agree(&[(
+        "PGAS_AM_AMO_DELAY",
+        u8::from(cfg.delay_amo_done).to_string(),
+    )])?;
     check_core(cfg.handler_core)?;
     let half = cfg.lz_half();
     let n = comm.num_locales();

@@ -214,11 +214,48 @@ impl NativeAtomics {
     pub fn any(&self) -> bool {
         self.valid.iter().any(|v| *v)
     }
+
+    /// The types done natively as a whole, bit `i` for `AmoType::ALL[i]`
+    /// (what locales exchange to agree on the routes: `agree`).
+    pub fn type_mask(&self) -> u64 {
+        AmoType::ALL
+            .iter()
+            .enumerate()
+            .filter(|(_, &ty)| self.supports(ty, AmoOp::Read, AmoForm::Fetch))
+            .fold(0, |m, (i, _)| m | 1 << i)
+    }
+
+    /// Only the types whose bit is in `mask` stay native (the intersection
+    /// over the job's locales).
+    pub fn restrict_types(&self, mask: u64) -> NativeAtomics {
+        let mut out = self.clone();
+        for (i, ty) in AmoType::ALL.into_iter().enumerate() {
+            if mask & 1 << i == 0 {
+                for op in AmoOp::ALL {
+                    for form in [AmoForm::Plain, AmoForm::Fetch, AmoForm::Compare] {
+                        out.valid[Self::slot(ty, op, form)] = false;
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
 mod native_tests {
     use super::*;
+
+    #[test]
+    fn type_masks_round_trip_and_restrict() {
+        let all = NativeAtomics::probe(|_, _, _| true);
+        assert_eq!(all.type_mask(), (1 << AmoType::ALL.len()) - 1);
+        let fewer = all.restrict_types(0b101);
+        assert_eq!(fewer.type_mask(), 0b101);
+        assert!(fewer.supports(AmoType::ALL[2], AmoOp::Add, AmoForm::Plain));
+        assert!(!fewer.supports(AmoType::ALL[1], AmoOp::Add, AmoForm::Plain));
+        assert_eq!(NativeAtomics::none().type_mask(), 0);
+    }
 
     #[test]
     fn a_type_is_native_only_as_a_whole() {

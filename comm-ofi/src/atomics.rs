@@ -240,9 +240,6 @@ impl Comm {
         self.diag.count(Counter::AmoNative);
         let form = AmoForm::of(op, fetch);
         let size = ty.size();
-        if form == AmoForm::Plain {
-            crate::comm::note_fabric_work();
-        }
         // SC atomics: the caller's postponed AMOs (via AM) go first; the
         // selector orders the stores.
         self.with_ctx_settled(Settle::All, |ctx| {
@@ -288,8 +285,8 @@ impl Comm {
         fetch: bool,
     ) -> Result<u64> {
         self.diag.count(Counter::AmoCpu);
-        if self.fabric_dirty() && !self.selector.is_weakened(Weakening::LocalAmoNoForce) {
-            self.force_visible()?;
+        if !self.selector.is_weakened(Weakening::LocalAmoNoForce) {
+            self.force_visible_if_any()?;
         }
         // SAFETY: check_atomic_target put the word inside its owner's
         // registered heap, aligned, and word_here gave its address in this
@@ -343,8 +340,9 @@ impl Comm {
         match am.send_amo(&req, postpone)? {
             AmoReply::Done(v) => Ok(v),
             AmoReply::Postponed(p) => {
-                crate::comm::note_fabric_work();
-                self.ctx().postponed.push(p);
+                let mut ctx = self.ctx();
+                ctx.postponed.push(p);
+                self.note_ctx_state(&ctx);
                 Ok(0)
             }
         }

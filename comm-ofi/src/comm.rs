@@ -118,22 +118,24 @@ pub struct ProviderInfo {
 }
 
 thread_local! {
-    /// Whether the calling thread may have work on its bound context that
-    /// an operation on a *mapped* word must wait for first: fabric stores
-    /// (PUTs, native AMOs to locales reached through the provider) not yet
-    /// forced visible, or AMOs postponed through the AM layer. A cache that
-    /// lets the mapped path skip locking the context when neither can be
-    /// there (always, in a one-host job); set before such work is issued,
-    /// cleared only by the thread after forcing and settling its context.
-    /// Stale `true` costs one forcing; it is never stale `false`.
-    static FABRIC_DIRTY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Marks the calling thread as having fabric work on its context (see
-/// `FABRIC_DIRTY`).
-#[inline]
-pub(crate) fn note_fabric_work() {
-    FABRIC_DIRTY.with(|f| f.set(true));
+    /// The calling thread's copy of "its bound transmit context holds
+    /// something a boundary must force" ([`TxContext::has_work`]: dangling
+    /// stores, non-blocking GETs in flight, postponed AMOs). The mapped
+    /// path's CPU atomics and the SC reads of `p2p` consult it to skip
+    /// locking the context when nothing can be there (always, in a one-host
+    /// job).
+    ///
+    /// It is *derived*, not remembered: [`Comm::note_ctx_state`] re-reads it
+    /// from the context, under the context's lock, at the end of every
+    /// operation on the thread's bound context (post, boundary). So it is
+    /// never stale `false`: a task this thread runs while an operation of
+    /// an outer task waits (help-while-waiting) may force the context and
+    /// derive `false`, but the outer operation derives it again once it
+    /// has posted. Unbound threads leave it alone (a shared context is
+    /// released, its stores forced, after each operation). Stale `true`
+    /// (another thread forced the context: a barrier's `force_visible_all`)
+    /// costs one forcing.
+    static CTX_HAS_WORK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 // The transmit-context table: `[0]` shared, `[1]` the AM poller (it answers
@@ -296,6 +298,13 @@ impl Comm {
             .map(|k| String::from_utf8_lossy(&k).into_owned())
             .collect();
         let hosts = HostLayout::new(keys, me);
+        // What every locale must have chosen alike (crate::agree).
+        crate::agree::check(&oob.allgather(&crate::agree::encode(&[
+            ("PGAS_LOCAL_PATH", cfg.local_path.to_string()),
+            ("PGAS_AMO_VIA_AM", u8::from(cfg.amo_via_am).to_string()),
+            ("PGAS_NATIVE_AMO", u8::from(cfg.native_amo).to_string()),
+            ("PGAS_AM_HANDLERS", cfg.am_handlers.to_string()),
+        ]))?)?;
         let single_host = hosts.single_host();
         if !cfg.num_workers_set {
             let cores = std::thread::available_parallelism()
@@ -616,6 +625,10 @@ impl Comm {
         } else {
             NativeAtomics::none()
         };
+        // A type is native only where every locale's provider does it so.
+        let agreed =
+            crate::agree::intersect_masks(&oob.allgather(&native.type_mask().to_le_bytes())?)?;
+        let native = native.restrict_types(agreed);
 
         let serial_for_rx = serial.clone();
         let stop = Arc::new(AtomicBool::new(false));
@@ -739,6 +752,13 @@ impl Comm {
     /// The out-of-band service (rank/size, collectives).
     pub fn oob(&self) -> &dyn Oob {
         &*self.oob
+    }
+
+    /// Collective: refuses the job, on every locale alike, if some locale's
+    /// value of one of `values` differs from the others' (for the layers
+    /// above: their knobs that must agree job-wide; `crate::agree`).
+    pub fn agree(&self, values: crate::agree::KnobValues<'_>) -> Result<()> {
+        crate::agree::check(&self.oob.allgather(&crate::agree::encode(values))?)
     }
 
     /// This locale's registered heap.

@@ -220,6 +220,32 @@ impl TxContext {
         self.nb.is_done(seq)
     }
 
+    /// Whether a boundary on this context has anything to do: stores that
+    /// may not be visible (PUTs, non-fetching native AMOs), non-blocking
+    /// GETs that may still be reading, or AMOs via AM whose 'done' is still
+    /// to be awaited. The one source of the calling thread's
+    /// `CTX_HAS_WORK` (see `Comm::note_ctx_state`).
+    #[inline]
+    pub fn has_work(&self) -> bool {
+        self.has_work_besides_reads() || self.dangling.reads_pending()
+    }
+
+    /// Whether a boundary would have anything to do *at* `target`: stores
+    /// to it that may not be visible, GETs from it in flight, AMOs via AM
+    /// to it not yet done.
+    pub fn has_work_at(&self, target: usize) -> bool {
+        self.dangling.dangles(target)
+            || self.dangling.read_pending(target)
+            || self.postponed.iter().any(|p| p.target == target)
+    }
+
+    /// [`TxContext::has_work`] without the non-blocking GETs in flight (the
+    /// negative control `nb-get-uncounted`).
+    #[inline]
+    pub fn has_work_besides_reads(&self) -> bool {
+        !self.dangling.is_empty() || !self.postponed.is_empty()
+    }
+
     /// Descriptor for heap memory on this context.
     pub fn heap_desc(&self) -> *mut c_void {
         self.desc

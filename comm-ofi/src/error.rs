@@ -136,4 +136,15 @@ pub enum Error {
     /// Start-up exchange produced inconsistent data.
     #[error("start-up exchange: {0}")]
     Exchange(String),
+    /// A setting that must be the same on every locale differs between them.
+    #[error(
+        "{knob} must be the same on every locale (it decides how atomics are carried, which \
+         every locale must agree on), but {values}"
+    )]
+    Disagree {
+        /// The knob.
+        knob: String,
+        /// Its values and the locales that have each.
+        values: String,
+    },
 }

@@ -6,6 +6,7 @@
 //! binds its worker threads to transmit contexts and calls the boundary hooks.
 //! The ordering policy (what to force visible when) comes from the `mcm` crate.
 
+pub mod agree;
 pub mod am_seam;
 pub mod amo;
 pub mod atomics;

@@ -69,11 +69,31 @@ pub enum Weakening {
     /// Generic layer: non-fetching AMOs via AM are postponed on unbound
     /// threads too (two of them may then leave on different contexts).
     PostponeUnbound,
+    /// Generic layer: the thread's "context has work" flag is not counted
+    /// for non-blocking GETs in flight, so a CPU-route atomic after a
+    /// `get_nb` does not wait it out (write-after-read through a release on
+    /// this locale or a mapped one).
+    NbGetUncounted,
+    /// Generic layer: the thread's "context has work" flag is set *before*
+    /// an operation settles its postponed AMOs and never re-derived after
+    /// it posts (the mechanism before it was derived): a task run while the
+    /// settle waits may force the context and clear the flag before the
+    /// outer store is posted, and a later CPU-route atomic skips forcing it.
+    WorkFlagBeforePost,
+    /// Generic layer: the SC reads of the point-to-point calls
+    /// (`test_local`, `wait_until_local*`) are plain loads: the caller's
+    /// earlier stores and postponed AMOs are not made visible first.
+    P2pReadNoForce,
+    /// Generic layer: a PUT or atomic on the mapped path (a CPU copy) does
+    /// not first force the caller's fabric stores to the same locale (its
+    /// static data, reached through the provider), so two stores to one
+    /// target can become visible out of program order.
+    MappedUnordered,
 }
 
 impl Weakening {
     /// Every weakening, in the order of the list above.
-    pub const ALL: [Weakening; 7] = [
+    pub const ALL: [Weakening; 11] = [
         Weakening::NoForcing,
         Weakening::NoSourceWait,
         Weakening::ReadAmoNoForce,
@@ -81,6 +101,10 @@ impl Weakening {
         Weakening::LocalAmoNoForce,
         Weakening::LocalNbOnNoTaskCreate,
         Weakening::PostponeUnbound,
+        Weakening::NbGetUncounted,
+        Weakening::WorkFlagBeforePost,
+        Weakening::P2pReadNoForce,
+        Weakening::MappedUnordered,
     ];
 
     /// The `PGAS_MCM_WEAKEN` spelling.
@@ -93,6 +117,10 @@ impl Weakening {
             Weakening::LocalAmoNoForce => "local-amo-no-force",
             Weakening::LocalNbOnNoTaskCreate => "local-nb-on-no-task-create",
             Weakening::PostponeUnbound => "postpone-unbound",
+            Weakening::NbGetUncounted => "nb-get-uncounted",
+            Weakening::WorkFlagBeforePost => "work-flag-before-post",
+            Weakening::P2pReadNoForce => "p2p-read-no-force",
+            Weakening::MappedUnordered => "mapped-unordered",
         }
     }
 

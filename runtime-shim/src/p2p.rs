@@ -9,8 +9,17 @@
 //! * a *signal* is an SC atomic: it is ordered after the task's earlier
 //!   stores (the data PUT) in every mode, so a waiter that sees the signal
 //!   and then reads the data sees the data;
-//! * waiting on a local word polls it with a CPU atomic load and runs other
-//!   tasks meanwhile (and drives this thread's context: see `wait_until`);
+//! * `test_local` and `wait_until_local*` read the word as the memory
+//!   model's *SC atomic read* (as Chapel's `waitFor` and OpenSHMEM's
+//!   `shmem_wait_until` do): before the first load, the task's earlier
+//!   stores and atomics are made visible (its dangling PUTs forced, native
+//!   AMOs proved, postponed AMOs via AM awaited, `get_nb`s waited out) when
+//!   it has any, exactly as before an atomic read through `atomic(p)`, so
+//!   store buffering through them cannot return two old values; then the
+//!   word is polled with SeqCst CPU loads (the word is this locale's, and a
+//!   remote writer's store is made visible by *its* boundary or proof),
+//!   running other tasks meanwhile (and driving this thread's context: see
+//!   `wait_until`);
 //! * `quiet` is the task-level boundary (every store of the task visible,
 //!   buffered unordered operations issued and done); `fence` orders the
 //!   task's unordered operations before what follows (ordered PUTs and
@@ -103,6 +112,16 @@ impl Runtime {
         Ok(p.addr())
     }
 
+    /// What an SC read of a local word owes the memory model before it
+    /// loads (see the module docs): the task's earlier stores and atomics
+    /// visible, as for any atomic.
+    fn before_sc_read(&self) -> Result<()> {
+        if self.comm().is_weakened(comm_ofi::Weakening::P2pReadNoForce) {
+            return Ok(());
+        }
+        Ok(self.comm().force_visible_if_any()?)
+    }
+
     fn load_local<T: Atom>(addr: u64) -> T {
         // SAFETY: addr is an aligned word of this locale's registered heap
         // (checked by local_word); words used for synchronisation are only
@@ -117,6 +136,7 @@ impl Runtime {
     pub fn test_local<T: Atom>(&self, p: GlobalPtr<T>, cmp: Cmp, value: T) -> Result<bool> {
         self.check_open()?;
         let a = self.local_word(p)?;
+        self.before_sc_read()?;
         Ok(cmp.holds(Self::load_local::<T>(a), value))
     }
 
@@ -125,6 +145,7 @@ impl Runtime {
     pub fn wait_until_local<T: Atom>(&self, p: GlobalPtr<T>, cmp: Cmp, value: T) -> Result<()> {
         self.check_open()?;
         let a = self.local_word(p)?;
+        self.before_sc_read()?;
         self.wait_until(|| cmp.holds(Self::load_local::<T>(a), value));
         Ok(())
     }
@@ -148,6 +169,7 @@ impl Runtime {
             .iter()
             .map(|p| self.local_word(*p))
             .collect::<Result<Vec<_>>>()?;
+        self.before_sc_read()?;
         let mut found = 0;
         self.wait_until(|| {
             match addrs
@@ -171,6 +193,7 @@ impl Runtime {
             .iter()
             .map(|p| self.local_word(*p))
             .collect::<Result<Vec<_>>>()?;
+        self.before_sc_read()?;
         self.wait_until(|| {
             addrs
                 .iter()

@@ -8,6 +8,8 @@
 
 static int failed = 0;
 static uint64_t cwords[16]; /* .bss: remotely addressable through pgas_static_addr */
+static uint64_t catoms[8];  /* .bss: atomics through every C entry point, on locale 0 */
+static uint64_t csig[2];    /* .bss: put-with-signal data and signal */
 #define CHECK(c, ...)                                   \
   do {                                                  \
     if (!(c)) {                                         \
@@ -153,6 +155,56 @@ int main(void) {
           "static word from %d: %llu", prev, (unsigned long long)cwords[prev]);
     CHECK(pgas_static_addr(sym[me], next) == NULL, "a heap address is not static data");
     CHECK(pgas_static_addr(&cwords[0], n) == NULL, "static_addr of a bad locale");
+    pgas_barrier();
+  }
+  /* atomics on static data of locale 0, every C entry point: ordered,
+   * fetching, unordered (a batch of many: they once failed at the target on
+   * the mapped path), non-blocking, compare-exchange; then put-with-signal
+   * into the next locale's statics, awaited on a static signal word. */
+  {
+    enum { K = 1000 };
+    uint64_t one = 1, old = 0;
+    void *a[5];
+    for (int k = 0; k < 5; k++) a[k] = pgas_static_addr(&catoms[k], 0);
+    for (int i = 0; i < K; i++) {
+      CHECK(pgas_atomic_add_uint64(0, a[0], 1) == PGAS_OK, "static add");
+      CHECK(pgas_atomic_add_unordered_uint64(0, a[1], 1) == PGAS_OK, "static add_unordered");
+    }
+    CHECK(pgas_unordered_fence() == PGAS_OK, "unordered fence");
+    for (int i = 0; i < 10; i++) {
+      CHECK(pgas_atomic_fetch_add_uint64(0, a[2], 1, &old) == PGAS_OK, "static fetch_add");
+      pgas_amo_handle_t *h = NULL;
+      CHECK(pgas_amo_nb(0, a[3], PGAS_TYPE_UINT64, PGAS_AMO_ADD, &one, NULL, &h) == PGAS_OK &&
+                pgas_amo_wait(h, &old) == PGAS_OK,
+            "static amo_nb");
+      for (;;) {
+        uint64_t cur = 0;
+        int ok = 0;
+        CHECK(pgas_atomic_read_uint64(0, a[4], &cur) == PGAS_OK, "static read");
+        CHECK(pgas_atomic_cmpxchg_uint64(0, a[4], cur, cur + 1, NULL, &ok) == PGAS_OK,
+              "static cmpxchg");
+        if (ok || failed) break;
+      }
+    }
+    uint64_t data = 900 + (uint64_t)me, want = 1;
+    CHECK(pgas_put_signal(next, pgas_static_addr(&csig[0], next), &data, sizeof data,
+                          pgas_static_addr(&csig[1], next), PGAS_SIGNAL_ADD, 1) == PGAS_OK,
+          "put_signal to statics");
+    CHECK(pgas_wait_until(&csig[1], PGAS_TYPE_UINT64, PGAS_CMP_GE, &want) == PGAS_OK,
+          "wait_until on a static");
+    CHECK(__atomic_load_n(&csig[0], __ATOMIC_ACQUIRE) == 900 + (uint64_t)prev,
+          "signalled static data %llu", (unsigned long long)csig[0]);
+    pgas_barrier();
+    if (me == 0) {
+      uint64_t want_k = (uint64_t)K * n, want_10 = 10 * (uint64_t)n;
+      uint64_t got[5];
+      for (int k = 0; k < 5; k++) got[k] = __atomic_load_n(&catoms[k], __ATOMIC_ACQUIRE);
+      CHECK(got[0] == want_k && got[1] == want_k && got[2] == want_10 && got[3] == want_10 &&
+                got[4] == want_10,
+            "static atomics: add %llu add_unordered %llu fetch_add %llu amo_nb %llu cas %llu",
+            (unsigned long long)got[0], (unsigned long long)got[1], (unsigned long long)got[2],
+            (unsigned long long)got[3], (unsigned long long)got[4]);
+    }
     pgas_barrier();
   }
   /* comm diagnostics: exact counts of two PUTs and a GET to the next locale */

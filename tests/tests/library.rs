@@ -78,11 +78,12 @@ fn static_data_is_remotely_addressable() {
             Duration::from_secs(120),
         );
         r.assert_ok(&format!("static_probe on {p} {path}"));
-        assert!(
-            r.stdout.contains("static_probe ok: 3 locales"),
-            "{}",
-            r.stdout
-        );
+        for line in [
+            "static_probe ok: 3 locales",
+            "static_probe atomics ok: 15 entry points on statics",
+        ] {
+            assert!(r.stdout.contains(line), "{p} {path}: {}", r.stdout);
+        }
     }
 }
 

@@ -287,9 +287,16 @@ impl Am {
         self.exec(locale, id, args, FLAG_FAST).map(|_| ())
     }
 
-    /// Blocking no-op: returns once `locale`'s handler has seen the request
-    /// and everything this locale sent before it (liveness, and proof that
-    /// earlier native atomics reached the target).
+    /// Blocking no-op: returns once `locale`'s AM poller has received the
+    /// request, which it answers on arrival. What that proves: everything
+    /// the calling thread's transmit context sent to `locale` before it has
+    /// arrived there (the mode's send ordering or fence puts the no-op
+    /// behind its PUTs, native atomics and AM requests, and `Comm::send`
+    /// forces the thread's dangling stores first), so its earlier stores
+    /// and native atomics are visible there and its earlier AM requests are
+    /// queued at the target. It does *not* wait for those requests' bodies
+    /// or handlers to have run, and says nothing of other threads' sends:
+    /// to wait for a body, use a blocking on-statement.
     pub fn nop(&self, locale: Locale) -> Result<()> {
         self.check_target(locale)?;
         // Through the network even to this locale: it proves that our own

@@ -12,7 +12,28 @@ impl Comm {
     pub fn force_visible(&self) -> Result<()> {
         self.mapped_boundary();
         self.with_ctx_settled(Settle::All, |ctx| self.selector.force_visible(ctx))?;
-        FABRIC_DIRTY.with(|f| f.set(false));
+        if self
+            .selector
+            .is_weakened(mcm::Weakening::WorkFlagBeforePost)
+        {
+            // The old mechanism cleared its flag here, whatever was posted
+            // meanwhile; derived, it is already what the context holds.
+            CTX_HAS_WORK.with(|w| w.set(false));
+        }
+        Ok(())
+    }
+
+    /// [`Comm::force_visible`] if the calling thread's context holds
+    /// anything to force (its stores, GETs in flight, postponed AMOs), else
+    /// nothing: one thread-local read. What an SC atomic on a word this
+    /// thread reaches with the CPU does first (the CPU route here, the
+    /// point-to-point reads of the runtime shim): it is ordered after every
+    /// earlier store and atomic of the task, as a native or AM atomic is.
+    #[inline]
+    pub fn force_visible_if_any(&self) -> Result<()> {
+        if self.ctx_has_work() {
+            self.force_visible()?;
+        }
         Ok(())
     }
 
@@ -24,13 +45,6 @@ impl Comm {
         if self.mapped.in_use() {
             std::sync::atomic::fence(Ordering::SeqCst);
         }
-    }
-
-    /// Whether the calling thread may have fabric stores or postponed AMOs
-    /// on its context (see `FABRIC_DIRTY`).
-    #[inline]
-    pub(crate) fn fabric_dirty(&self) -> bool {
-        FABRIC_DIRTY.with(|f| f.get())
     }
 
     /// The boundary on every transmit context of this locale (barrier,

@@ -46,12 +46,11 @@ impl Comm {
     pub fn put(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
         self.count_rma(Counter::Put, Counter::PutBytes, src.len());
         if let Some(p) = self.mapped.translate(dst.locale, dst.addr, src.len()) {
-            // No postponed AMO can be waiting there: atomics on a mapped
-            // locale's words are CPU atomics, done at once.
+            self.order_mapped_after_fabric(dst.locale)?;
             self.diag.count(Counter::RmaLocal);
             // SAFETY: p..p+len lies in a heap mapped here (translate checked
-            // the range); src is a live slice; ranges may overlap (memmove).
-            unsafe { std::ptr::copy(src.as_ptr(), p, src.len()) };
+            // the range); src is a live slice.
+            unsafe { store_shared(p, src) };
             return Ok(());
         }
         let Some(remote) = self.rma_target(dst, src.len())? else {
@@ -59,9 +58,9 @@ impl Comm {
         };
         if dst.locale == self.me {
             self.diag.count(Counter::RmaLocal);
-            // SAFETY: dst was validated to lie in our heap; src is a live slice;
-            // ranges may overlap (memmove semantics).
-            unsafe { std::ptr::copy(src.as_ptr(), dst.addr as *mut u8, src.len()) };
+            // SAFETY: dst was validated to lie in our heap (or static data);
+            // src is a live slice.
+            unsafe { store_shared(dst.addr as *mut u8, src) };
             return Ok(());
         }
         if self.needs_bounce(src.as_ptr(), src.len()) {
@@ -74,12 +73,31 @@ impl Comm {
                 true,
             );
         }
-        note_fabric_work();
         self.with_ctx_settled(Settle::IfAnyTo(dst.locale), |ctx| {
             let op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
             self.selector.put(ctx, dst.locale, op, Blocking::Yes)
         })
         .map_err(peer_err("PUT", src.len(), dst.locale))
+    }
+
+    /// A store by the mapped path (a CPU copy, visible at once) to `target`
+    /// must not overtake the calling thread's earlier stores to `target`
+    /// that went through the provider: its static data is not mapped, so
+    /// PUTs and atomics there take the fabric (and AMs) even between
+    /// co-located locales, and "ordered target by target" (`fence`) would
+    /// not hold between a static and a heap word of one locale. If any such
+    /// store may still dangle (rare: one locked look at the context, only
+    /// when the thread has fabric work at all), the boundary makes it
+    /// visible first.
+    #[inline]
+    fn order_mapped_after_fabric(&self, target: Locale) -> Result<()> {
+        if !self.ctx_has_work() || self.selector.is_weakened(mcm::Weakening::MappedUnordered) {
+            return Ok(());
+        }
+        if self.ctx().has_work_at(target) {
+            self.force_visible()?;
+        }
+        Ok(())
     }
 
     /// Blocking GET: copies `src` into `dst`.
@@ -89,7 +107,7 @@ impl Comm {
             self.diag.count(Counter::RmaLocal);
             // SAFETY: p..p+len lies in a heap mapped here (translate checked
             // the range); dst is a live slice.
-            unsafe { std::ptr::copy(p, dst.as_mut_ptr(), dst.len()) };
+            unsafe { load_shared(p, dst) };
             return Ok(());
         }
         let Some(remote) = self.rma_target(src, dst.len())? else {
@@ -97,8 +115,9 @@ impl Comm {
         };
         if src.locale == self.me {
             self.diag.count(Counter::RmaLocal);
-            // SAFETY: src was validated to lie in our heap; dst is a live slice.
-            unsafe { std::ptr::copy(src.addr as *const u8, dst.as_mut_ptr(), dst.len()) };
+            // SAFETY: src was validated to lie in our heap (or static data);
+            // dst is a live slice.
+            unsafe { load_shared(src.addr as *const u8, dst) };
             return Ok(());
         }
         if self.needs_bounce(dst.as_ptr(), dst.len()) {
@@ -136,7 +155,6 @@ impl Comm {
             NbRoute::Provider(remote) => remote,
         };
         self.count_rma(Counter::Put, Counter::PutBytes, src.len());
-        note_fabric_work();
         self.nb(Settle::IfAnyTo(dst.locale), dst.locale, |ctx| {
             let mut op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
             op.seq = ctx.next_seq();
@@ -224,7 +242,9 @@ impl Comm {
             self.await_postponed(list)?;
             ctx = self.ctx();
         }
-        let seq = post(&mut ctx)?;
+        let seq = post(&mut ctx);
+        self.note_ctx_state(&ctx);
+        let seq = seq?;
         if ctx.binding() == Binding::Unbound {
             self.selector.release(&mut ctx)?;
             ctx.wait_local()?;
@@ -278,9 +298,6 @@ impl Comm {
         // SAFETY: tmp_addr..+piece is a fresh heap allocation only we use.
         let tmp = unsafe { std::slice::from_raw_parts_mut(tmp_addr as *mut u8, piece) };
         let target = remote_at.locale;
-        if is_put {
-            note_fabric_work();
-        }
         let result = (|| {
             let mut off = 0;
             while off < len {
@@ -311,6 +328,76 @@ impl Comm {
         ));
         self.free(GlobalAddr::new(self.me, tmp_addr))?;
         result
+    }
+}
+
+/// Copies `src` to `dst`, memory that other threads or processes may read
+/// at the same time with atomic loads (flag words of barriers and
+/// `wait_until`): an aligned 1, 2, 4 or 8-byte copy is one atomic store with
+/// `Release` ordering (no data race in Rust's terms, and ordered after the
+/// caller's earlier stores on weakly ordered CPUs; a plain `mov` on x86);
+/// anything else is a `memmove` (the API makes no atomicity promise for it).
+///
+/// # Safety
+/// `dst..dst + src.len()` must be valid for writes.
+#[inline]
+pub(crate) unsafe fn store_shared(dst: *mut u8, src: &[u8]) {
+    use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
+    let aligned = (dst as usize) % src.len().max(1) == 0;
+    // SAFETY (each arm): dst is valid for src.len() bytes (the caller's
+    // contract) and aligned to that size; the word is only ever accessed
+    // by whole-word copies or atomics.
+    unsafe {
+        match (src.len(), aligned) {
+            (8, true) => AtomicU64::from_ptr(dst as *mut u64).store(
+                u64::from_ne_bytes(src.try_into().expect("8")),
+                Ordering::Release,
+            ),
+            (4, true) => AtomicU32::from_ptr(dst as *mut u32).store(
+                u32::from_ne_bytes(src.try_into().expect("4")),
+                Ordering::Release,
+            ),
+            (2, true) => AtomicU16::from_ptr(dst as *mut u16).store(
+                u16::from_ne_bytes(src.try_into().expect("2")),
+                Ordering::Release,
+            ),
+            (1, _) => AtomicU8::from_ptr(dst).store(src[0], Ordering::Release),
+            _ => std::ptr::copy(src.as_ptr(), dst, src.len()),
+        }
+    }
+}
+
+/// Copies `src..src + dst.len()` into `dst`: the reading side of
+/// [`store_shared`] (an aligned word is one `Acquire` atomic load).
+///
+/// # Safety
+/// `src..src + dst.len()` must be valid for reads.
+#[inline]
+pub(crate) unsafe fn load_shared(src: *const u8, dst: &mut [u8]) {
+    use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
+    let aligned = (src as usize) % dst.len().max(1) == 0;
+    // SAFETY (each arm): src is valid for dst.len() bytes (the caller's
+    // contract) and aligned to that size.
+    unsafe {
+        match (dst.len(), aligned) {
+            (8, true) => dst.copy_from_slice(
+                &AtomicU64::from_ptr(src as *mut u64)
+                    .load(Ordering::Acquire)
+                    .to_ne_bytes(),
+            ),
+            (4, true) => dst.copy_from_slice(
+                &AtomicU32::from_ptr(src as *mut u32)
+                    .load(Ordering::Acquire)
+                    .to_ne_bytes(),
+            ),
+            (2, true) => dst.copy_from_slice(
+                &AtomicU16::from_ptr(src as *mut u16)
+                    .load(Ordering::Acquire)
+                    .to_ne_bytes(),
+            ),
+            (1, _) => dst[0] = AtomicU8::from_ptr(src as *mut u8).load(Ordering::Acquire),
+            _ => std::ptr::copy(src, dst.as_mut_ptr(), dst.len()),
+        }
     }
 }
 
@@ -400,6 +487,27 @@ impl Drop for NbHandle<'_> {
                 // The buffer is released either way: the op completed in error.
                 self.done = true;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod shared_copy_tests {
+    use super::{load_shared, store_shared};
+
+    #[test]
+    fn word_sized_and_odd_copies_round_trip() {
+        let mut buf = [0u64; 4];
+        let base = buf.as_mut_ptr() as *mut u8;
+        for (off, len) in [(0, 8), (8, 4), (12, 2), (14, 1), (17, 8), (3, 13), (0, 0)] {
+            let src: Vec<u8> = (0..len as u8).map(|k| k.wrapping_mul(7) + 1).collect();
+            let mut back = vec![0u8; len];
+            // SAFETY: off + len <= 32, inside buf.
+            unsafe {
+                store_shared(base.add(off), &src);
+                load_shared(base.add(off), &mut back);
+            }
+            assert_eq!(back, src, "offset {off}, {len} bytes");
         }
     }
 }

@@ -4,6 +4,7 @@
 //! mapped path that the AM layer and pollers ask for.
 
 use super::*;
+use mcm::Weakening;
 
 impl Comm {
     /// The calling thread's transmit context: its own when it is bound,
@@ -51,14 +52,51 @@ impl Comm {
                     self.selector.release(ctx)
                 });
         };
+        // The negative control of the derived flag: the old mechanism, set
+        // before settling and not derived after posting.
+        let flag_before = self.selector.is_weakened(Weakening::WorkFlagBeforePost);
+        if flag_before {
+            CTX_HAS_WORK.with(|w| w.set(true));
+        }
         let mut ctx = self.contexts.lock(i);
         if settle.applies(&ctx.postponed) {
             let list = std::mem::take(&mut ctx.postponed);
             drop(ctx);
+            // May run other tasks on this thread, whose boundaries force
+            // this context and derive "no work" before `f` posts.
             self.await_postponed(list)?;
             ctx = self.contexts.lock(i);
         }
-        f(&mut ctx)
+        let r = f(&mut ctx);
+        if !flag_before {
+            self.note_ctx_state(&ctx);
+        }
+        r
+    }
+
+    /// Re-derives the calling thread's `CTX_HAS_WORK` from `ctx`, its bound
+    /// context, under the context's lock: called after every operation that
+    /// may add to what a boundary must force (see `CTX_HAS_WORK`). Does
+    /// nothing for a shared context.
+    #[inline]
+    pub(crate) fn note_ctx_state(&self, ctx: &TxContext) {
+        if ctx.binding() != Binding::Bound {
+            return;
+        }
+        let work = if self.selector.is_weakened(Weakening::NbGetUncounted) {
+            ctx.has_work_besides_reads()
+        } else {
+            ctx.has_work()
+        };
+        CTX_HAS_WORK.with(|w| w.set(work));
+    }
+
+    /// Whether the calling thread's bound context may hold anything a
+    /// boundary must force (its copy, see `CTX_HAS_WORK`). Always `false`
+    /// on an unbound thread: a shared context is forced when released.
+    #[inline]
+    pub(crate) fn ctx_has_work(&self) -> bool {
+        CTX_HAS_WORK.with(|w| w.get())
     }
 
     /// Drives progress on the calling thread's transmit context without
@@ -187,7 +225,7 @@ impl Comm {
         ctx.unbind();
         drop(ctx);
         BOUND_CTX.with(|b| b.set(None));
-        FABRIC_DIRTY.with(|f| f.set(false));
+        CTX_HAS_WORK.with(|w| w.set(false));
         self.contexts.unclaim(idx);
         r
     }

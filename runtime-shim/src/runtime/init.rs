@@ -375,22 +375,22 @@ pub(super) fn am_config(comm: &Comm, cores: Option<&[usize]>) -> Result<amhandle
 
 /// The applied side of an unordered-AMO batch (runs in the target's handler).
 pub(super) fn amo_batch_body(ctx: &amhandler::Ctx<'_>, args: &[u8]) -> Vec<u8> {
-    let heap = ctx.am().comm().heap();
+    let comm = ctx.am().comm();
     for e in args.chunks(unordered::BATCH_ENTRY) {
         let Some((addr, ty, op, operand)) = unordered::decode(e) else {
             panic!("garbled atomic batch entry from locale {}", ctx.caller());
         };
-        if !heap.contains(addr, ty.size()) {
-            panic!(
-                "atomic target {addr:#x} (+{}) is outside the registered heap of locale {}",
-                ty.size(),
-                ctx.here()
-            );
+        // The initiator checked the word when the atomic was issued (its
+        // heap or its static data, aligned): a failure here is a garbled
+        // batch, not a user error.
+        if let Err(err) = comm.check_atomic_target(comm_ofi::GlobalAddr::new(ctx.here(), addr), ty)
+        {
+            panic!("atomic batch entry from locale {}: {err}", ctx.caller());
         }
-        // SAFETY: addr lies in this locale's registered heap (checked above);
-        // apply checks alignment and the (type, op) pair; words targeted by
-        // atomics are only accessed atomically (the API contract), and this
-        // type's atomics all go through the AM path (`Runtime::amo_native`).
+        // SAFETY: addr is an aligned word of this locale's registered heap or
+        // static data (checked above); apply checks the (type, op) pair;
+        // words targeted by atomics are only accessed atomically (the API
+        // contract), and this type's atomics all take the CPU route.
         if let Err(msg) = unsafe { comm_ofi::cpu_amo::apply(addr, ty, op, operand, 0, false) } {
             panic!("{msg}");
         }
