@@ -31,8 +31,13 @@
 //! whose text contains this).
 
 use pgas_tests::e;
-use pgas_tests::litmus_gen::{generate, OnKind, Program, Size, Step, ThreadKind, LOCALES};
-use runtime_shim::{Builder, Dist, FnId, GlobalAddr, GlobalPtr, NbGet, NbPut, OnCtx, Runtime};
+use pgas_tests::litmus_gen::{
+    generate, Coll, Mem, OnKind, Program, Size, Step, ThreadKind, LOCALES,
+};
+use runtime_shim::{
+    Builder, Cmp, Dist, FnId, GlobalAddr, GlobalLock, GlobalPtr, LockGuard, NbGet, NbPut, OnCtx,
+    ReduceOp, Runtime, SignalOp,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,13 +55,25 @@ const OLD: u8 = 200;
 const TORN: u8 = 201;
 /// How long an await may spin before the iteration is declared stuck.
 const STUCK: Duration = Duration::from_secs(30);
+/// Bytes of static data for words in `Mem::Static` (.bss).
+const STATIC_BYTES: usize = 2 << 20;
+/// The words of `Mem::Static`, at the same offsets as the heap area's.
+static STATIC_AREA: [AtomicU64; STATIC_BYTES / 8] = [const { AtomicU64::new(0) }; STATIC_BYTES / 8];
+/// Milliseconds since start when this locale last began an iteration (the
+/// watchdog's view: a wait with no timeout of its own, `wait_until_local`,
+/// that never returns ends the job with a message instead of a hang).
+static PROGRESS_MS: AtomicU64 = AtomicU64::new(0);
 
 struct Env {
     area: Dist<u8>,
+    /// `STATIC_AREA` of every locale.
+    statics: Vec<GlobalPtr<u8>>,
     /// Bytes per word slot.
     slot: usize,
     /// The provider's inject size + 1.
     inject1: usize,
+    /// Bytes of a `Size::OverMaxMsg` word.
+    over_max: usize,
     body: FnId,
     max_delay: u64,
     seed: u64,
@@ -81,6 +98,7 @@ fn size_of(p: &Program) -> usize {
     match p.size {
         Size::Eight => 8,
         Size::InjectPlusOne => env().inject1,
+        Size::OverMaxMsg => env().over_max,
     }
 }
 
@@ -108,12 +126,22 @@ fn decode_word(word: u64, it: u64) -> u8 {
 }
 
 fn word_ptr(p: &Program, w: u8) -> R<GlobalPtr<u8>> {
-    let home = p.words[w as usize].home;
-    Ok(env()
-        .area
-        .at(usize::from(home))
-        .map_err(e("word address"))?
-        .add(w as usize * env().slot))
+    let word = &p.words[w as usize];
+    let home = usize::from(word.home);
+    let base = match word.mem {
+        Mem::Heap | Mem::Lock => env().area.at(home).map_err(e("word address"))?,
+        Mem::Static => env().statics[home],
+    };
+    Ok(base.add(w as usize * env().slot))
+}
+
+/// The bytes of word `w` (its size, or 8 for atomic, flag and lock words).
+fn word_len(p: &Program, w: u8) -> usize {
+    if p.words[w as usize].atomic || p.words[w as usize].mem == Mem::Lock {
+        8
+    } else {
+        size_of(p)
+    }
 }
 
 fn atomic_ptr(p: &Program, w: u8) -> R<GlobalPtr<u64>> {
@@ -186,6 +214,46 @@ enum Nb {
     Get(NbGet<'static, u8>, u8),
 }
 
+/// Runs collective `kind` of the world team and checks its result.
+fn collective(rt: &'static Runtime, kind: Coll, it: u64) -> R {
+    let world = rt.world();
+    let (me, n) = (rt.here() as u64, rt.num_locales() as u64);
+    let bad = |what: &str, got: &dyn std::fmt::Debug| Err(format!("{what} returned {got:?}"));
+    match kind {
+        Coll::TeamBarrier => world.barrier().map_err(e("team barrier"))?,
+        Coll::Broadcast => {
+            let got = world
+                .broadcast(0, &[stamp(it, 7) + me])
+                .map_err(e("broadcast"))?;
+            if got != [stamp(it, 7)] {
+                return bad("broadcast", &got);
+            }
+        }
+        Coll::Allreduce => {
+            let got = world
+                .allreduce(&[me + 1], ReduceOp::Sum)
+                .map_err(e("allreduce"))?;
+            if got != [n * (n + 1) / 2] {
+                return bad("allreduce", &got);
+            }
+        }
+        Coll::Fcollect => {
+            let got = world.fcollect(&[me + it]).map_err(e("fcollect"))?;
+            if got != (0..n).map(|l| l + it).collect::<Vec<_>>() {
+                return bad("fcollect", &got);
+            }
+        }
+        Coll::Alltoall => {
+            let mine: Vec<u64> = (0..n).map(|j| me * 100 + j).collect();
+            let got = world.alltoall(&mine).map_err(e("alltoall"))?;
+            if got != (0..n).map(|j| j * 100 + me).collect::<Vec<_>>() {
+                return bad("alltoall", &got);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs thread `t` of program `p` in iteration `it` on the calling thread
 /// and returns the registers it (and the blocking bodies it waited for) set.
 fn run_thread(rt: &'static Runtime, pi: usize, t: u8, it: u64) -> R<Regs> {
@@ -197,6 +265,7 @@ fn run_thread(rt: &'static Runtime, pi: usize, t: u8, it: u64) -> R<Regs> {
     let mut regs: Regs = Vec::new();
     let mut nbs: HashMap<u8, Nb> = HashMap::new();
     let mut begun: HashMap<u8, runtime_shim::TaskHandle<R<Regs>>> = HashMap::new();
+    let mut held: HashMap<u8, LockGuard<'static>> = HashMap::new();
     for step in &th.steps {
         delay(&mut rng);
         match *step {
@@ -315,7 +384,74 @@ fn run_thread(rt: &'static Runtime, pi: usize, t: u8, it: u64) -> R<Regs> {
                 regs.extend(h.join().map_err(e("join"))??);
             }
             Step::Barrier => rt.barrier().map_err(e("barrier"))?,
+            Step::AwaitLocal { w, v, poll } => {
+                let ptr = atomic_ptr(p, w)?;
+                let want = stamp(it, v);
+                if poll {
+                    let t0 = Instant::now();
+                    while !rt.test_local(ptr, Cmp::Eq, want).map_err(e("test_local"))? {
+                        if t0.elapsed() > STUCK {
+                            return Err(format!(
+                                "stuck: w{w} never became {v} in {}s (program {})",
+                                STUCK.as_secs(),
+                                p.text()
+                            ));
+                        }
+                        rt.yield_now();
+                        std::hint::spin_loop();
+                    }
+                } else {
+                    // No timeout of its own: the watchdog ends a hang.
+                    rt.wait_until_local(ptr, Cmp::Eq, want)
+                        .map_err(e("wait_until_local"))?;
+                }
+            }
+            Step::ReadLocal { w, v, r } => {
+                let yes = rt
+                    .test_local(atomic_ptr(p, w)?, Cmp::Eq, stamp(it, v))
+                    .map_err(e("test_local"))?;
+                regs.push((r, if yes { v } else { 0 }));
+            }
+            Step::Fence => rt.fence().map_err(e("fence"))?,
+            Step::PutFlag { w, v } => rt
+                .put(word_ptr(p, w)?, &stamp(it, v).to_le_bytes())
+                .map_err(e("flag put"))?,
+            Step::PutSignal { w, v, sig } => rt
+                .put_with_signal(
+                    word_ptr(p, w)?,
+                    &pattern(it, v, word_len(p, w)),
+                    atomic_ptr(p, sig)?,
+                    SignalOp::Set,
+                    stamp(it, 1),
+                )
+                .map_err(e("put_with_signal"))?,
+            Step::Lock { l } => {
+                let guard = GlobalLock::at(atomic_ptr(p, l)?)
+                    .acquire(rt)
+                    .map_err(e("lock"))?;
+                held.insert(l, guard);
+            }
+            Step::Unlock { l } => held
+                .remove(&l)
+                .ok_or_else(|| format!("unlock of w{l}, not held"))?
+                .release()
+                .map_err(e("unlock"))?,
+            Step::Incr { w, r } => {
+                let ptr = word_ptr(p, w)?;
+                let mut buf = vec![0u8; size];
+                rt.get(&mut buf, ptr).map_err(e("incr get"))?;
+                let v = decode(&buf, it);
+                regs.push((r, v));
+                // An old or torn value is already a forbidden outcome.
+                let next = if v < OLD { v + 1 } else { TORN };
+                rt.put(ptr, &pattern(it, next, size))
+                    .map_err(e("incr put"))?;
+            }
+            Step::Collective { kind } => collective(rt, kind, it)?,
         }
+    }
+    if !held.is_empty() {
+        return Err(format!("T{t} ended holding a lock"));
     }
     if !nbs.is_empty() || !begun.is_empty() {
         return Err(format!("T{t} ended with handles or tasks not waited for"));
@@ -347,13 +483,16 @@ fn body(ctx: &OnCtx, args: &[u8]) -> Vec<u8> {
 fn iteration(rt: &'static Runtime, pi: usize, it: u64) -> R<Vec<(String, u8)>> {
     let p = &programs()[pi];
     let me = rt.here() as u8;
-    let size = size_of(p);
     // Reset the words this locale owns, and the done words of its bodies.
+    PROGRESS_MS.store(uptime_ms(), Ordering::Relaxed);
     for (w, word) in p.words.iter().enumerate() {
         if word.home == me {
-            let len = if word.atomic { 8 } else { size };
-            rt.put(word_ptr(p, w as u8)?, &pattern(it, 0, len))
-                .map_err(e("reset"))?;
+            let init = match word.mem {
+                // A free lock is a zero word.
+                Mem::Lock => vec![0; 8],
+                _ => pattern(it, 0, word_len(p, w as u8)),
+            };
+            rt.put(word_ptr(p, w as u8)?, &init).map_err(e("reset"))?;
         }
     }
     let nb_here: Vec<u8> = (0..p.threads.len() as u8)
@@ -429,11 +568,16 @@ fn iteration(rt: &'static Runtime, pi: usize, it: u64) -> R<Vec<(String, u8)>> {
         .collect();
     for (w, word) in p.words.iter().enumerate() {
         if word.home == me {
-            let len = if word.atomic { 8 } else { size };
-            let mut buf = vec![0u8; len];
+            let mut buf = vec![0u8; word_len(p, w as u8)];
             rt.get(&mut buf, word_ptr(p, w as u8)?)
                 .map_err(e("final read"))?;
-            kv.push((format!("w{w}"), decode(&buf, it)));
+            let v = match word.mem {
+                // Free (0) or still held (199).
+                Mem::Lock if buf.iter().all(|b| *b == 0) => 0,
+                Mem::Lock => 199,
+                _ => decode(&buf, it),
+            };
+            kv.push((format!("w{w}"), v));
         }
     }
     Ok(kv)
@@ -487,18 +631,27 @@ fn run() -> R<u64> {
             rt.num_locales()
         ));
     }
-    if rt.num_workers() < 3 {
-        return Err("run with PGAS_NUM_WORKERS=3 or more".into());
-    }
     let inject1 = (rt.comm().provider().inject_size + 1).clamp(9, 64 << 10);
-    let slot = inject1.next_multiple_of(64);
+    let over_max = (rt.comm().provider().max_msg_size.saturating_mul(5) / 2).clamp(9, 256 << 10);
+    let slot = inject1.max(over_max).next_multiple_of(64);
+    if MAX_WORDS * slot > STATIC_BYTES {
+        return Err(format!(
+            "word slots of {slot} bytes do not fit the {STATIC_BYTES}-byte static area"
+        ));
+    }
     let area = rt
         .alloc_all::<u8>(MAX_WORDS * slot + MAX_THREADS * (MAX_REGS + 1) * 8)
         .map_err(e("alloc_all"))?;
+    let statics = (0..rt.num_locales())
+        .map(|l| rt.static_ptr(STATIC_AREA.as_ptr() as *const u8, l))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(e("static_ptr"))?;
     let _ = ENV.set(Env {
         area,
+        statics,
         slot,
         inject1,
+        over_max,
         body: body_id,
         max_delay: num("LITMUS_GEN_DELAY", 3000)?,
         seed,
@@ -620,7 +773,29 @@ fn run() -> R<u64> {
     Ok(if weakened { 0 } else { forbidden })
 }
 
+fn uptime_ms() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64
+}
+
+/// Ends the job with a message if no iteration started for 2 x `STUCK`.
+fn start_watchdog() {
+    uptime_ms();
+    std::thread::spawn(|| loop {
+        std::thread::sleep(Duration::from_secs(1));
+        let last = PROGRESS_MS.load(Ordering::Relaxed);
+        if last > 0 && uptime_ms().saturating_sub(last) > 2 * STUCK.as_millis() as u64 {
+            eprintln!(
+                "litmus_gen: no iteration started for {} s: an iteration hangs",
+                2 * STUCK.as_secs()
+            );
+            std::process::exit(3);
+        }
+    });
+}
+
 fn main() -> ExitCode {
+    start_watchdog();
     match run() {
         Ok(0) => ExitCode::SUCCESS,
         Ok(_) => ExitCode::from(1),

@@ -25,13 +25,28 @@ use std::fmt::{self, Write as _};
 /// Locales of the jobs that run generated programs.
 pub const LOCALES: u8 = 4;
 
-/// A word of some locale's heap.
+/// A word of some locale's memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Word {
     /// The locale that owns it.
     pub home: u8,
-    /// Accessed only by atomics (else only by PUT/GET).
+    /// Accessed only by atomics, or a flag (8 bytes; else only by PUT/GET).
     pub atomic: bool,
+    /// Where it lives on its home locale.
+    pub mem: Mem,
+}
+
+/// Which memory of its home locale a word lives in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mem {
+    /// The registered heap (mapped by co-located locales).
+    Heap,
+    /// The executable's static data (`Runtime::static_ptr`; reached
+    /// through the provider even by co-located locales).
+    Static,
+    /// A lock word (heap): the oracle's value is 0 when free, the holder + 1
+    /// while held; only [`Step::Lock`] and [`Step::Unlock`] touch it.
+    Lock,
 }
 
 /// How a thread runs.
@@ -97,6 +112,31 @@ pub enum Step {
     ACas { w: u8, expect: u8, new: u8, r: u8 },
     /// Waits until the atomic `w` holds `v` (reading it atomically).
     Await { w: u8, v: u8 },
+    /// Waits until `w`, a word of the thread's own locale, holds `v`, with
+    /// `wait_until_local` (`poll`: a loop of `test_local`): the
+    /// point-to-point calls, SC reads.
+    AwaitLocal { w: u8, v: u8, poll: bool },
+    /// `r = if test_local(w == v) { v } else { 0 }` on a word of the
+    /// thread's own locale (an SC read through the point-to-point calls).
+    ReadLocal { w: u8, v: u8, r: u8 },
+    /// `fence()`: the thread's earlier PUTs ordered before its later ones,
+    /// target by target.
+    Fence,
+    /// A plain 8-byte PUT of `v` used as a flag (`shmem_p` after a fence):
+    /// awaited by a reader; the generator puts it after a [`Step::Fence`]
+    /// that orders the data to the same locale before it.
+    PutFlag { w: u8, v: u8 },
+    /// `put_with_signal(w = v, sig = 1)`: data, then the signal as an SC atomic.
+    PutSignal { w: u8, v: u8, sig: u8 },
+    /// Acquires the lock whose word is `l` (an MCS lock).
+    Lock { l: u8 },
+    /// Releases it.
+    Unlock { l: u8 },
+    /// `r = get(w); put(w, r + 1)`: a plain read-modify-write (under a lock).
+    Incr { w: u8, r: u8 },
+    /// A collective of the world team (every locale takes part, one thread
+    /// each, as in [`Step::Barrier`]; the runner checks its result).
+    Collective { kind: Coll },
     /// An on-statement running thread `child` on that thread's locale.
     On { child: u8, kind: OnKind },
     /// `begin`: thread `child` as a task on this locale.
@@ -105,6 +145,41 @@ pub enum Step {
     Join { child: u8 },
     /// The job-wide barrier (one thread per locale calls it).
     Barrier,
+}
+
+/// A collective of [`Step::Collective`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Coll {
+    /// `world().barrier()` (the team barrier, not `Runtime::barrier`).
+    TeamBarrier,
+    /// `broadcast(0, ..)`.
+    Broadcast,
+    /// `allreduce(.., Sum)`.
+    Allreduce,
+    /// `fcollect`.
+    Fcollect,
+    /// `alltoall`.
+    Alltoall,
+}
+
+impl Coll {
+    /// Every collective the generator uses.
+    pub const ALL: [Coll; 5] = [
+        Coll::TeamBarrier,
+        Coll::Broadcast,
+        Coll::Allreduce,
+        Coll::Fcollect,
+        Coll::Alltoall,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            Coll::TeamBarrier => "team_barrier",
+            Coll::Broadcast => "broadcast",
+            Coll::Allreduce => "allreduce",
+            Coll::Fcollect => "fcollect",
+            Coll::Alltoall => "alltoall",
+        }
+    }
 }
 
 /// A thread: its locale, how it runs, its steps in program order.
@@ -144,6 +219,10 @@ pub enum Size {
     Eight,
     /// The provider's inject size + 1 (not injected).
     InjectPlusOne,
+    /// Larger than one transfer: 2.5 x the `max_msg_size` in force (cut
+    /// into chunks; run in the cells that lower `PGAS_MAX_MSG_SIZE`),
+    /// at most 256 KiB.
+    OverMaxMsg,
 }
 
 impl Program {
@@ -215,13 +294,20 @@ impl Program {
             match self.size {
                 Size::Eight => "8B",
                 Size::InjectPlusOne => "inject+1",
+                Size::OverMaxMsg => "over-max-msg",
             }
         );
         out
     }
 
     fn w(&self, w: u8) -> String {
-        format!("w{w}@L{}", self.words[w as usize].home)
+        let word = &self.words[w as usize];
+        let mem = match word.mem {
+            Mem::Heap => "",
+            Mem::Static => "s",
+            Mem::Lock => "lock",
+        };
+        format!("w{w}{mem}@L{}", word.home)
     }
 
     fn step_text(&self, s: &Step) -> String {
@@ -239,6 +325,20 @@ impl Program {
                 format!("r{r}={}.cas({expect},{new})", self.w(w))
             }
             Step::Await { w, v } => format!("await {}=={v}", self.w(w)),
+            Step::AwaitLocal { w, v, poll: false } => {
+                format!("wait_until_local {}=={v}", self.w(w))
+            }
+            Step::AwaitLocal { w, v, poll: true } => format!("poll test_local {}=={v}", self.w(w)),
+            Step::ReadLocal { w, v, r } => format!("r{r}=test_local {}=={v}", self.w(w)),
+            Step::Fence => "fence".into(),
+            Step::PutFlag { w, v } => format!("put_flag {}={v}", self.w(w)),
+            Step::PutSignal { w, v, sig } => {
+                format!("put_signal {}={v} sig {}", self.w(w), self.w(sig))
+            }
+            Step::Lock { l } => format!("lock {}", self.w(l)),
+            Step::Unlock { l } => format!("unlock {}", self.w(l)),
+            Step::Incr { w, r } => format!("r{r}=incr {}", self.w(w)),
+            Step::Collective { kind } => kind.name().into(),
             Step::On { child, kind } => format!(
                 "{} L{} {{T{child}}}",
                 kind.name(),
@@ -284,6 +384,13 @@ impl fmt::Display for Program {
 enum Act {
     Write(u8, u8),
     Read(u8, u8),
+    /// `r = if mem[w] == v { v } else { 0 }`.
+    ReadIs(u8, u8, u8),
+    /// `mem[w] = regs[r] + 1`.
+    WriteInc(u8, u8),
+    /// Takes lock `l` (for thread `t`): enabled while it is free.
+    Lock(u8, u8),
+    Unlock(u8),
     FetchAdd(u8, u8),
     Add(u8),
     Cas(u8, u8, u8, u8),
@@ -314,7 +421,8 @@ impl<'a> Oracle<'a> {
     fn new(p: &'a Program) -> Oracle<'a> {
         let mut acts = Vec::new();
         let mut plain = Vec::new();
-        for t in &p.threads {
+        for (t_index, t) in p.threads.iter().enumerate() {
+            let t_index = t_index as u8;
             let mut a = Vec::new();
             let mut pl = Vec::new();
             for s in &t.steps {
@@ -332,7 +440,27 @@ impl<'a> Oracle<'a> {
                     Step::ACas { w, expect, new, r } => {
                         (vec![Act::Cas(w, expect, new, r)], vec![None])
                     }
-                    Step::Await { w, v } => (vec![Act::Await(w, v)], vec![None]),
+                    Step::Await { w, v } | Step::AwaitLocal { w, v, .. } => {
+                        (vec![Act::Await(w, v)], vec![None])
+                    }
+                    Step::ReadLocal { w, v, r } => (vec![Act::ReadIs(w, v, r)], vec![None]),
+                    // Every fence the generator emits orders a data PUT
+                    // before a flag PUT to the same locale: the promise.
+                    Step::Fence => (vec![Act::Nop], vec![None]),
+                    // A flag: written and awaited concurrently, ordered by
+                    // the fence before it (not a data race by the contract).
+                    Step::PutFlag { w, v } => (vec![Act::Write(w, v)], vec![None]),
+                    Step::PutSignal { w, v, sig } => (
+                        vec![Act::Write(w, v), Act::Write(sig, 1)],
+                        vec![Some((w, true)), None],
+                    ),
+                    Step::Lock { l } => (vec![Act::Lock(l, t_index)], vec![None]),
+                    Step::Unlock { l } => (vec![Act::Unlock(l)], vec![None]),
+                    Step::Incr { w, r } => (
+                        vec![Act::Read(w, r), Act::WriteInc(w, r)],
+                        vec![Some((w, false)), Some((w, true))],
+                    ),
+                    Step::Collective { .. } => (vec![Act::Barrier], vec![None]),
                     Step::On { child, kind } if kind.blocking() => {
                         (vec![Act::Start(child), Act::JoinT(child)], vec![None, None])
                     }
@@ -362,6 +490,7 @@ impl<'a> Oracle<'a> {
         }
         match self.acts[t][s.pc[t] as usize] {
             Act::Await(w, v) => s.mem[w as usize] == v,
+            Act::Lock(l, _) => s.mem[l as usize] == 0,
             Act::JoinT(c) => s.started[c as usize] && self.done(s, c as usize),
             Act::Barrier => false,
             _ => true,
@@ -384,6 +513,14 @@ impl<'a> Oracle<'a> {
                     s.mem[w as usize] = n;
                 }
             }
+            Act::ReadIs(w, v, r) => {
+                s.regs[r as usize] = if s.mem[w as usize] == v { v } else { 0 };
+            }
+            Act::WriteInc(w, r) => s.mem[w as usize] = s.regs[r as usize] + 1,
+            // A lock word is 0 when free and the holder + 1 while held: the
+            // final outcome shows 0 for it, as the runner reports a free one.
+            Act::Lock(l, t) => s.mem[l as usize] = t + 1,
+            Act::Unlock(l) => s.mem[l as usize] = 0,
             Act::Start(c) => s.started[c as usize] = true,
             Act::Await(..) | Act::JoinT(_) | Act::Barrier | Act::Nop => {}
         }
@@ -506,7 +643,10 @@ impl B {
         }
     }
     fn word(&mut self, home: u8, atomic: bool) -> u8 {
-        self.words.push(Word { home, atomic });
+        self.word_in(home, atomic, Mem::Heap)
+    }
+    fn word_in(&mut self, home: u8, atomic: bool, mem: Mem) -> u8 {
+        self.words.push(Word { home, atomic, mem });
         self.words.len() as u8 - 1
     }
     fn reg(&mut self) -> u8 {
@@ -659,9 +799,20 @@ pub fn generate() -> Vec<Program> {
         barrier(&mut out, size);
         raw_waw(&mut out, size);
     }
+    // Transfers cut into chunks (in the cells that lower max_msg_size).
+    mp(&mut out, Size::OverMaxMsg);
+    war(&mut out, Size::OverMaxMsg);
+    raw_waw(&mut out, Size::OverMaxMsg);
     sb(&mut out);
     unbound_amo(&mut out);
     coherence_amo(&mut out);
+    sb_local(&mut out);
+    mp_static(&mut out);
+    fence(&mut out);
+    signal(&mut out);
+    nested(&mut out);
+    lock(&mut out);
+    collective(&mut out);
     out
 }
 
@@ -671,6 +822,8 @@ pub fn generate() -> Vec<Program> {
 /// foreign thread.
 fn mp(out: &mut Vec<Program>, size: Size) {
     let (l0, l1, l2) = (0u8, 1u8, 2u8);
+    // Transfers over max_msg_size: the ways that matter for chunks only.
+    let chunked = size == Size::OverMaxMsg;
     for dp in PLACES {
         for fp in PLACES {
             for (k, (wr, rel, rd)) in [
@@ -684,28 +837,51 @@ fn mp(out: &mut Vec<Program>, size: Size) {
             .into_iter()
             .enumerate()
             {
-                let kinds: &[ThreadKind] = if k == 0 {
+                if chunked && !matches!(k, 0 | 2 | 4) {
+                    continue;
+                }
+                let kinds: &[ThreadKind] = if k == 0 && !chunked {
                     &[ThreadKind::Task, ThreadKind::Main, ThreadKind::Foreign]
                 } else {
                     &[ThreadKind::Task]
                 };
+                // The reader waits with an atomic read, and where the flag
+                // is on its own locale also with the point-to-point calls.
+                let mut awaits = vec![None];
+                if fp == Place::Peer && !chunked && matches!(k, 0 | 3) {
+                    awaits.extend([Some(false), Some(true)]);
+                }
                 for &kind in kinds {
-                    let mut b = B::new();
-                    let d = b.word(home(dp, l0, l1, l2), false);
-                    let f = b.word(home(fp, l0, l1, l2), true);
-                    let t0 = b.thread(l0, kind);
-                    let t1 = b.thread(l1, ThreadKind::Task);
-                    let late = write_data(&mut b, t0, d, wr);
-                    release(&mut b, t0, f, rel);
-                    if let Some(h) = late {
-                        b.push(t0, Step::Wait { h });
+                    for &local in &awaits {
+                        if local.is_some() && kind != ThreadKind::Task {
+                            continue;
+                        }
+                        let mut b = B::new();
+                        let d = b.word(home(dp, l0, l1, l2), false);
+                        let f = b.word(home(fp, l0, l1, l2), true);
+                        let t0 = b.thread(l0, kind);
+                        let t1 = b.thread(l1, ThreadKind::Task);
+                        let late = write_data(&mut b, t0, d, wr);
+                        release(&mut b, t0, f, rel);
+                        if let Some(h) = late {
+                            b.push(t0, Step::Wait { h });
+                        }
+                        b.push(t1, await_step(f, 1, local));
+                        read_data(&mut b, t1, d, rd);
+                        out.push(b.build("MP", size, false));
                     }
-                    b.push(t1, Step::Await { w: f, v: 1 });
-                    read_data(&mut b, t1, d, rd);
-                    out.push(b.build("MP", size, false));
                 }
             }
         }
+    }
+}
+
+/// Waits for `w == v`: with an atomic read (`None`), or with the
+/// point-to-point calls (`Some(poll)`; the word is the thread's own).
+fn await_step(w: u8, v: u8, local: Option<bool>) -> Step {
+    match local {
+        None => Step::Await { w, v },
+        Some(poll) => Step::AwaitLocal { w, v, poll },
     }
 }
 
@@ -846,7 +1022,15 @@ fn task_end(out: &mut Vec<Program>, size: Size) {
 /// (by the same task, by its on-statement, or by another task it releases).
 fn war(out: &mut Vec<Program>, size: Size) {
     for xp in [Place::Peer, Place::Third, Place::Acting] {
-        for variant in ["put", "on_put", "release"] {
+        for variant in [
+            "put",
+            "on_put",
+            "on_nb_put",
+            "release",
+            "release_acting",
+            "release_third",
+            "release_local",
+        ] {
             let mut b = B::new();
             let x = b.word(home(xp, 0, 1, 2), false);
             let t0 = b.thread(0, ThreadKind::Task);
@@ -887,11 +1071,40 @@ fn war(out: &mut Vec<Program>, size: Size) {
                         },
                     );
                 }
+                "on_nb_put" => {
+                    // The release is the on-statement itself (an AM).
+                    let c = b.thread(b.words[x as usize].home, ThreadKind::Child);
+                    b.push(
+                        c,
+                        Step::Put {
+                            w: x,
+                            v: 2,
+                            nb: None,
+                        },
+                    );
+                    b.push(
+                        t0,
+                        Step::On {
+                            child: c,
+                            kind: OnKind::Nb,
+                        },
+                    );
+                }
                 _ => {
-                    let f = b.word(1, true);
+                    // The flag on the peer (where the released task runs),
+                    // on the acting locale, or on a third one (a mapped
+                    // peer of the acting locale in the mixed-host cells):
+                    // the CPU route's atomics must wait the GET out too.
+                    let fh = match variant {
+                        "release_acting" => 0,
+                        "release_third" => 2,
+                        _ => 1,
+                    };
+                    let f = b.word(fh, true);
                     let t1 = b.thread(1, ThreadKind::Task);
                     b.push(t0, Step::AWrite { w: f, v: 1 });
-                    b.push(t1, Step::Await { w: f, v: 1 });
+                    let local = (variant == "release_local").then_some(false);
+                    b.push(t1, await_step(f, 1, local));
                     b.push(
                         t1,
                         Step::Put {
@@ -1027,6 +1240,251 @@ fn coherence_amo(out: &mut Vec<Program>) {
     }
 }
 
+/// SB through the point-to-point reads: each task writes a word of the
+/// other's locale with an atomic, then reads a word of its own locale with
+/// `test_local`; both reading the old value is forbidden (they are SC
+/// reads). The second task on the peer or on a third locale (a mapped peer
+/// of the first in the mixed-host cells); the first as a task or the main
+/// thread.
+fn sb_local(out: &mut Vec<Program>) {
+    for t1_locale in [1u8, 2] {
+        for kind in [ThreadKind::Task, ThreadKind::Main] {
+            for add in [false, true] {
+                let mut b = B::new();
+                let x = b.word(t1_locale, true);
+                let y = b.word(0, true);
+                let t0 = b.thread(0, kind);
+                let t1 = b.thread(t1_locale, ThreadKind::Task);
+                for (t, theirs, mine) in [(t0, x, y), (t1, y, x)] {
+                    b.push(
+                        t,
+                        if add {
+                            Step::AAdd { w: theirs }
+                        } else {
+                            Step::AWrite { w: theirs, v: 1 }
+                        },
+                    );
+                    let r = b.reg();
+                    b.push(t, Step::ReadLocal { w: mine, v: 1, r });
+                }
+                out.push(b.build("SB-LOCAL", Size::Eight, false));
+            }
+        }
+    }
+}
+
+/// MP with static data: the data, the flag or both in the executable's
+/// static data (reached through the provider even between co-located
+/// locales, while their heaps are mapped).
+fn mp_static(out: &mut Vec<Program>) {
+    let (l0, l1, l2) = (0u8, 1u8, 2u8);
+    for (dm, fm) in [
+        (Mem::Static, Mem::Heap),
+        (Mem::Heap, Mem::Static),
+        (Mem::Static, Mem::Static),
+    ] {
+        for dp in [Place::Peer, Place::Third] {
+            for fp in [Place::Acting, Place::Third] {
+                for (wr, rel, rd) in [
+                    (DataWrite::Put, Release::Write, DataRead::Get),
+                    (DataWrite::PutNbLate, Release::Add, DataRead::GetNb),
+                ] {
+                    let mut b = B::new();
+                    let d = b.word_in(home(dp, l0, l1, l2), false, dm);
+                    let f = b.word_in(home(fp, l0, l1, l2), true, fm);
+                    let t0 = b.thread(l0, ThreadKind::Task);
+                    let t1 = b.thread(l1, ThreadKind::Task);
+                    let late = write_data(&mut b, t0, d, wr);
+                    release(&mut b, t0, f, rel);
+                    if let Some(h) = late {
+                        b.push(t0, Step::Wait { h });
+                    }
+                    b.push(t1, Step::Await { w: f, v: 1 });
+                    read_data(&mut b, t1, d, rd);
+                    out.push(b.build("MP-STATIC", Size::Eight, false));
+                }
+            }
+        }
+    }
+}
+
+/// FENCE: data PUT, `fence`, flag PUT to the same locale (`shmem_put;
+/// shmem_fence; shmem_p`); the reader awaits the flag (atomic read, or the
+/// point-to-point wait where the flag is its own) and reads the data. The
+/// locale is the peer or a third one (a mapped peer in the mixed-host
+/// cells), data and flag on the heap or in static data.
+fn fence(out: &mut Vec<Program>) {
+    for xh in [1u8, 2] {
+        for (dm, fm) in [
+            (Mem::Heap, Mem::Heap),
+            (Mem::Static, Mem::Heap),
+            (Mem::Heap, Mem::Static),
+            (Mem::Static, Mem::Static),
+        ] {
+            for local_reader in [false, true] {
+                let mut b = B::new();
+                let d = b.word_in(xh, false, dm);
+                let f = b.word_in(xh, true, fm);
+                let t0 = b.thread(0, ThreadKind::Task);
+                let reader = if local_reader { xh } else { 3 };
+                let t1 = b.thread(reader, ThreadKind::Task);
+                b.push(
+                    t0,
+                    Step::Put {
+                        w: d,
+                        v: 1,
+                        nb: None,
+                    },
+                );
+                b.push(t0, Step::Fence);
+                b.push(t0, Step::PutFlag { w: f, v: 1 });
+                b.push(t1, await_step(f, 1, local_reader.then_some(false)));
+                let r = b.reg();
+                b.push(t1, Step::Get { w: d, r, nb: None });
+                out.push(b.build("FENCE", Size::Eight, false));
+            }
+        }
+    }
+}
+
+/// SIGNAL: `put_with_signal`, then the reader awaits the signal (atomic
+/// read, or the point-to-point wait where it is its own) and reads the data.
+fn signal(out: &mut Vec<Program>) {
+    let (l0, l1, l2) = (0u8, 1u8, 2u8);
+    for (dp, sp, dm) in [
+        (Place::Peer, Place::Peer, Mem::Heap),
+        (Place::Third, Place::Third, Mem::Heap),
+        (Place::Third, Place::Peer, Mem::Heap),
+        (Place::Peer, Place::Acting, Mem::Heap),
+        (Place::Third, Place::Third, Mem::Static),
+    ] {
+        for local in [false, true] {
+            if local && sp != Place::Peer {
+                continue;
+            }
+            let mut b = B::new();
+            let d = b.word_in(home(dp, l0, l1, l2), false, dm);
+            let sig = b.word(home(sp, l0, l1, l2), true);
+            let t0 = b.thread(l0, ThreadKind::Task);
+            let t1 = b.thread(l1, ThreadKind::Task);
+            b.push(t0, Step::PutSignal { w: d, v: 1, sig });
+            b.push(t1, await_step(sig, 1, local.then_some(false)));
+            let r = b.reg();
+            b.push(t1, Step::Get { w: d, r, nb: None });
+            out.push(b.build("SIGNAL", Size::Eight, false));
+        }
+    }
+}
+
+/// NESTED: a task whose store waits for its own postponed atomic (a
+/// non-fetching AMO via AM to the same locale) and runs another task
+/// meanwhile (help-while-waiting, one worker), whose end is a boundary of
+/// the same context; then it releases a reader with an atomic on its own
+/// locale or a mapped peer's (the CPU route). The reader must see the store
+/// and the atomic. Meaningful with `PGAS_NUM_WORKERS=1` and CPU-route
+/// atomics (`PGAS_AMO_VIA_AM=1`, or the mixed-host cells).
+fn nested(out: &mut Vec<Program>) {
+    for (dh, fh) in [(1u8, 0u8), (1, 2), (2, 0)] {
+        for helper_stores in [false, true] {
+            let mut b = B::new();
+            let a = b.word(dh, true);
+            let d = b.word(dh, false);
+            let f = b.word(fh, true);
+            let e = b.word(0, false);
+            let t0 = b.thread(0, ThreadKind::Task);
+            let t2 = b.thread(0, ThreadKind::Child);
+            let t1 = b.thread(3, ThreadKind::Task);
+            // The begin first: its task-create boundary would settle the
+            // add; queued behind the running task, the child is what the
+            // PUT's settle runs while it waits (one worker).
+            b.push(t0, Step::Begin { child: t2 });
+            b.push(t0, Step::AAdd { w: a });
+            b.push(
+                t0,
+                Step::Put {
+                    w: d,
+                    v: 1,
+                    nb: None,
+                },
+            );
+            b.push(t0, Step::AWrite { w: f, v: 1 });
+            b.push(t0, Step::Join { child: t2 });
+            if helper_stores {
+                b.push(
+                    t2,
+                    Step::Put {
+                        w: e,
+                        v: 1,
+                        nb: None,
+                    },
+                );
+            } else {
+                let r = b.reg();
+                b.push(t2, Step::Get { w: e, r, nb: None });
+            }
+            b.push(t1, Step::Await { w: f, v: 1 });
+            let r = b.reg();
+            b.push(t1, Step::Get { w: d, r, nb: None });
+            let r = b.reg();
+            b.push(t1, Step::ARead { w: a, r });
+            out.push(b.build("NESTED", Size::Eight, false));
+        }
+    }
+}
+
+/// LOCK: three tasks on three locales increment a plain word under an MCS
+/// lock (the lock word on one of them or a fourth, the word on the peer or
+/// a third locale): mutual exclusion and the data's visibility from holder
+/// to holder.
+fn lock(out: &mut Vec<Program>) {
+    for lh in [0u8, 1, 3] {
+        for xh in [1u8, 2] {
+            let mut b = B::new();
+            let l = b.word_in(lh, true, Mem::Lock);
+            let x = b.word(xh, false);
+            for at in [0u8, 1, 2] {
+                let t = b.thread(at, ThreadKind::Task);
+                b.push(t, Step::Lock { l });
+                let r = b.reg();
+                b.push(t, Step::Incr { w: x, r });
+                b.push(t, Step::Unlock { l });
+            }
+            out.push(b.build("LOCK", Size::Eight, false));
+        }
+    }
+}
+
+/// COLLECTIVE: a store before a collective of the world team is seen after
+/// it (every collective is a boundary), with the collective's own result
+/// checked by the runner.
+fn collective(out: &mut Vec<Program>) {
+    for kind in Coll::ALL {
+        for dh in [1u8, 2] {
+            let mut b = B::new();
+            let d = b.word(dh, false);
+            let t0 = b.thread(0, ThreadKind::Task);
+            b.push(
+                t0,
+                Step::Put {
+                    w: d,
+                    v: 1,
+                    nb: None,
+                },
+            );
+            b.push(t0, Step::Collective { kind });
+            let t1 = b.thread(1, ThreadKind::Task);
+            b.push(t1, Step::Collective { kind });
+            let r = b.reg();
+            b.push(t1, Step::Get { w: d, r, nb: None });
+            for l in 2..LOCALES {
+                let t = b.thread(l, ThreadKind::Task);
+                b.push(t, Step::Collective { kind });
+            }
+            out.push(b.build("COLLECTIVE", Size::Eight, false));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1133,5 +1591,66 @@ mod tests {
         assert!(has(&["r0=get_nb w0@L1 (h0); put w0@L1=2"]));
         // 7. a barrier entered from a task.
         assert!(has(&["T0@L0 task: put w0@L1=1; barrier"]));
+    }
+
+    #[test]
+    fn the_holes_of_the_fast_paths_are_among_the_programs() {
+        let all = generate();
+        let text: Vec<String> = all.iter().map(|p| p.text()).collect();
+        let has = |needle: &[&str]| text.iter().any(|t| needle.iter().all(|n| t.contains(n)));
+        // 1. get_nb, then a release by an atomic on the acting locale or a
+        //    third one (a mapped peer in the mixed-host cells).
+        assert!(has(&[
+            "r0=get_nb w0@L1 (h0); w1@L0.write(1)",
+            "put w0@L1=2"
+        ]));
+        assert!(has(&[
+            "r0=get_nb w0@L1 (h0); w1@L2.write(1)",
+            "put w0@L1=2"
+        ]));
+        // 2. a store that settles a postponed AMO while a begun task waits,
+        //    then an atomic on the acting locale.
+        assert!(has(&[
+            "begin {T1}; w0@L1.add(1); put w1@L1=1; w2@L0.write(1)"
+        ]));
+        // 3. store buffering through test_local.
+        assert!(has(&["w0@L1.write(1); r0=test_local w1@L0==1"]));
+        // 4. data in static memory, then a fence and a heap flag to one locale.
+        assert!(has(&["put w0s@L2=1; fence; put_flag w1@L2=1"]));
+        // the point-to-point waits in MP, put-with-signal, locks, collectives.
+        assert!(has(&["wait_until_local w1@L1==1"]));
+        assert!(has(&["poll test_local w1@L1==1"]));
+        assert!(has(&["put_signal w0@L2=1 sig w1@L2"]));
+        assert!(has(&["lock w0lock@L3; r0=incr w1@L2; unlock w0lock@L3"]));
+        assert!(has(&["alltoall"]));
+        assert!(all.iter().any(|p| p.size == Size::OverMaxMsg));
+    }
+
+    #[test]
+    fn the_new_families_have_the_outcomes_they_should() {
+        let all = generate();
+        for p in all.iter().filter(|p| p.family == "SB-LOCAL") {
+            let allowed = p.allowed().unwrap();
+            assert!(
+                !allowed.iter().any(|o| o.starts_with("r0=0 r1=0")),
+                "{p}: {allowed:?}"
+            );
+        }
+        for p in all
+            .iter()
+            .filter(|p| matches!(p.family, "FENCE" | "SIGNAL" | "NESTED" | "COLLECTIVE"))
+        {
+            assert_eq!(p.allowed().unwrap().len(), 1, "{p}: deterministic under SC");
+        }
+        for p in all.iter().filter(|p| p.family == "LOCK") {
+            let allowed = p.allowed().unwrap();
+            // Three holders in some order: registers a permutation of
+            // 0, 1, 2, the word 3, the lock free.
+            assert_eq!(allowed.len(), 6, "{p}: {allowed:?}");
+            assert!(
+                allowed.iter().all(|o| o.ends_with("w0=0 w1=3")),
+                "{allowed:?}"
+            );
+        }
     }
 }

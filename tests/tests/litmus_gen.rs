@@ -88,8 +88,74 @@ fn cells() -> Vec<Cell> {
             ..cell(provider, mode)
         });
     }
+    // Two simulated hosts, a,b,a,b: L0 and L2 map each other, as do L1 and
+    // L3; every other pair takes the provider. Atomics are CPU atomics
+    // job-wide (mapped words by the CPU, the others through AMs). Every
+    // mode of the provider that spans hosts here.
+    for mode in MIXED_MODES {
+        v.push(Cell {
+            extra: vec![
+                ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
+                ("PGAS_LOCAL_PATH", "mapped"),
+            ],
+            label: "mixed hosts",
+            ..cell(MIXED_PROVIDER, mode)
+        });
+    }
+    // Atomics through AMs on providers that have native ones.
+    for mode in ["message-order", "delivery-complete"] {
+        v.push(Cell {
+            extra: vec![("PGAS_AMO_VIA_AM", "1")],
+            label: "CPU-route atomics",
+            ..cell("tcp;ofi_rxm", mode)
+        });
+    }
+    // One worker: a waiting task runs the others (help-while-waiting), so
+    // task ends happen inside another task's settle (the NESTED family).
+    for (provider, extra) in [
+        (
+            "tcp;ofi_rxm",
+            vec![("PGAS_NUM_WORKERS", "1"), ("PGAS_AMO_VIA_AM", "1")],
+        ),
+        ("udp;ofi_rxd", vec![("PGAS_NUM_WORKERS", "1")]),
+    ] {
+        v.push(Cell {
+            extra,
+            label: "one worker",
+            ..cell(provider, "message-order")
+        });
+    }
+    // The AM layer's other shapes: two handler threads (non-fetching AMOs
+    // via AM are then not postponed), 'done' by PUT.
+    v.push(Cell {
+        extra: vec![("PGAS_AM_HANDLERS", "2"), ("PGAS_AMO_VIA_AM", "1")],
+        label: "2 AM handlers",
+        ..cell("tcp;ofi_rxm", "message-order")
+    });
+    v.push(Cell {
+        extra: vec![("PGAS_AM_DONE", "put"), ("PGAS_AMO_VIA_AM", "1")],
+        label: "done by PUT",
+        ..cell("shm", "message-order")
+    });
+    // Transfers cut into 4 KiB pieces (the over-max-msg programs: 10 KiB).
+    for (provider, mode) in [
+        ("tcp;ofi_rxm", "message-order"),
+        ("shm", "delivery-complete"),
+    ] {
+        v.push(Cell {
+            extra: vec![("PGAS_MAX_MSG_SIZE", "4096")],
+            label: "chunked transfers",
+            ..cell(provider, mode)
+        });
+    }
     v
 }
+
+/// The provider of the mixed-host cells: the one that reaches locales on
+/// other hosts here in every mode.
+const MIXED_PROVIDER: &str = "sockets";
+/// The modes of the mixed-host cells.
+const MIXED_MODES: [&str; 3] = ["message-order-fence", "message-order", "delivery-complete"];
 
 /// What one job reported.
 #[derive(Debug, Default)]
@@ -126,11 +192,10 @@ fn run_job(
     extra: &[(&str, &str)],
     timeout: Duration,
 ) -> JobOut {
-    let mut env: Vec<(&str, &str)> = vec![
-        ("PGAS_PROVIDER", c.provider),
-        ("PGAS_MCM_MODE", c.mode),
-        ("PGAS_NUM_WORKERS", "3"),
-    ];
+    let mut env: Vec<(&str, &str)> = vec![("PGAS_PROVIDER", c.provider), ("PGAS_MCM_MODE", c.mode)];
+    if !c.extra.iter().any(|(k, _)| *k == "PGAS_NUM_WORKERS") {
+        env.push(("PGAS_NUM_WORKERS", "3"));
+    }
     env.extend(c.extra.iter().copied());
     env.extend(extra.iter().copied());
     let rounds_s = rounds.to_string();
@@ -382,6 +447,60 @@ fn controls(full: bool) -> Vec<Control> {
             matching: "",
             rounds: 100 * k,
             asserted: false,
+        },
+        // Issue 21, hole 1: a get_nb not counted as work, then a release by
+        // a CPU atomic on the acting locale (udp: atomics by CPU and AM).
+        Control {
+            weakening: "nb-get-uncounted",
+            cell: cell("udp;ofi_rxd", "message-order"),
+            families: "WAR",
+            matching: "w1@L0.write(1)",
+            rounds: 30 * k,
+            asserted: true,
+        },
+        // Issue 21, hole 2: the work flag set before a store's settle, in
+        // which a task run meanwhile clears it.
+        Control {
+            weakening: "work-flag-before-post",
+            cell: Cell {
+                extra: vec![("PGAS_NUM_WORKERS", "1"), ("PGAS_AMO_VIA_AM", "1")],
+                label: "one worker",
+                ..cell("tcp;ofi_rxm", "message-order")
+            },
+            families: "NESTED",
+            matching: "",
+            rounds: 200 * k,
+            asserted: true,
+        },
+        // Issue 21, hole 3: the point-to-point reads as plain loads.
+        Control {
+            weakening: "p2p-read-no-force",
+            cell: Cell {
+                extra: vec![("PGAS_AMO_VIA_AM", "1")],
+                label: "CPU-route atomics",
+                ..cell("tcp;ofi_rxm", "message-order")
+            },
+            families: "SB-LOCAL",
+            matching: "",
+            rounds: 20 * k,
+            asserted: true,
+        },
+        // Issue 21, hole 4: a mapped copy overtaking a store to the same
+        // locale's static data (which goes through the provider).
+        Control {
+            weakening: "mapped-unordered",
+            cell: Cell {
+                extra: vec![
+                    ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
+                    ("PGAS_LOCAL_PATH", "mapped"),
+                ],
+                label: "mixed hosts",
+                ..cell(MIXED_PROVIDER, "message-order")
+            },
+            families: "FENCE",
+            matching: "",
+            rounds: 30 * k,
+            asserted: true,
         },
         // No forcing at all.
         Control {
