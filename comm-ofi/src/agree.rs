@@ -63,7 +63,10 @@ pub fn check(records: &[Vec<u8>]) -> Result<()> {
         if groups.len() > 1 {
             let what = groups
                 .iter()
-                .map(|(v, ls)| format!("{} {:?}", locales_text(ls), v))
+                .map(|(v, ls)| {
+                    let has = if ls.len() > 1 { "have" } else { "has" };
+                    format!("{} {has} {v:?}", locales_text(ls))
+                })
                 .collect::<Vec<_>>()
                 .join(", ");
             return Err(Error::Disagree {
@@ -143,8 +146,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("PGAS_AM_HANDLERS"), "{e}");
-        assert!(e.contains("locales 0-1, 3 \"1\""), "{e}");
-        assert!(e.contains("locale 2 \"2\""), "{e}");
+        assert!(e.contains("locales 0-1, 3 have \"1\""), "{e}");
+        assert!(e.contains("locale 2 has \"2\""), "{e}");
         assert!(!e.contains("PGAS_AMO_VIA_AM"), "{e}");
     }
 

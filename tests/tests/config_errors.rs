@@ -61,3 +61,47 @@ fn bad_mapped_path_and_thread_knobs() {
         fails_with(&[(var, value)], &[var, also]);
     }
 }
+
+/// Runs `probe` on `n` locales through a shell that sets `var=value` on the
+/// last locale only (pgasrun gives every locale the same environment).
+fn last_locale_differs(n: usize, probe: &str, var: &str, value: &str) -> pgas_tests::Run {
+    let script = format!(
+        "if [ \"$PGAS_RANK\" = {} ]; then export {var}={value}; fi; exec \"$0\"",
+        n - 1
+    );
+    let prog = example(probe);
+    launch(
+        n,
+        std::path::Path::new("/bin/sh"),
+        &["-c", &script, prog.to_str().expect("utf-8 path")],
+        &[],
+        Duration::from_secs(60),
+    )
+}
+
+/// Knobs that decide how atomics are carried must agree job-wide: a locale
+/// that differs fails the job on every locale, naming the knob, the values
+/// and who has which (issue 21, hole 5).
+#[test]
+fn locales_that_disagree_on_atomic_routes_are_refused() {
+    for (probe, var, value, others) in [
+        ("rma_probe", "PGAS_AMO_VIA_AM", "1", "\"0\""),
+        ("rma_probe", "PGAS_AM_HANDLERS", "2", "\"1\""),
+        ("rma_probe", "PGAS_LOCAL_PATH", "mapped", "\"fabric\""),
+        ("p2p_probe", "PGAS_AM_AMO_DELAY", "0", "\"1\""),
+    ] {
+        let run = last_locale_differs(3, probe, var, value);
+        assert!(!run.ok(), "{var} differing was accepted:\n{}", run.stdout);
+        for needle in [
+            format!("{var} must be the same on every locale"),
+            format!("locales 0-1 have {others}"),
+            format!("locale 2 has \"{value}\""),
+        ] {
+            assert!(
+                run.stderr.contains(&needle),
+                "{var}: stderr does not say {needle:?}:\n{}",
+                run.stderr
+            );
+        }
+    }
+}
