@@ -16,6 +16,7 @@ pub mod contexts;
 pub mod cpu_amo;
 pub mod ctx;
 pub mod diag;
+pub mod doorbell;
 pub mod env;
 pub mod error;
 pub mod futex;

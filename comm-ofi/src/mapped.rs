@@ -33,8 +33,7 @@
 
 use crate::comm::Locale;
 use crate::error::{Error, Result};
-use crate::futex;
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// How locales on one host reach each other's heaps (`PGAS_LOCAL_PATH`).
@@ -72,12 +71,10 @@ pub const BLOCK_BYTES: usize = 128;
 const DOORBELL_AT: u64 = 0;
 const COOKIE_AT: u64 = 64;
 
-/// Doorbell states: the poller polls; it sleeps (a ring must wake it); it
-/// sleeps because an idle worker polls in its place (a ring need not wake
-/// it, see [`Mapped::cover`]).
-const AWAKE: u32 = 0;
-const SLEEPING: u32 = 1;
-const COVERED: u32 = 2;
+use crate::doorbell::AWAKE;
+use crate::doorbell::{self, KernelFutex};
+#[cfg(test)]
+use crate::doorbell::{COVERED, SLEEPING};
 
 /// Where the locales of the job live.
 #[derive(Debug, Clone)]
@@ -388,7 +385,7 @@ impl Mapped {
     }
 
     /// Wakes `locale`'s poller if it sleeps on its doorbell. Called after
-    /// (and before) every send to a mapped peer.
+    /// (and before) every send to a mapped peer (`doorbell::ring`).
     #[inline]
     pub fn ring(&self, locale: Locale) {
         let Some(s) = self.slots.get(locale) else {
@@ -401,81 +398,57 @@ impl Mapped {
         // SAFETY: the doorbell word of a mapped heap (reserved at the same
         // offset in every heap), only accessed atomically.
         let bell = unsafe { AtomicU32::from_ptr(word as *mut u32) };
-        // Dekker with the sleeper: our message (plain stores of the
-        // provider, or a syscall) before the load of its state; its state
-        // store before its last poll.
-        fence(Ordering::SeqCst);
-        if bell.load(Ordering::Relaxed) == SLEEPING
-            && bell.swap(AWAKE, Ordering::AcqRel) == SLEEPING
-        {
-            futex::wake(bell);
-        }
+        doorbell::ring(bell, &KernelFutex);
     }
 
     /// Wakes this locale's own poller whatever the state (shutdown).
     pub fn ring_self(&self) {
-        let bell = self.own();
-        bell.swap(AWAKE, Ordering::AcqRel);
-        futex::wake(bell);
+        doorbell::ring_always(self.own(), &KernelFutex);
     }
 
     /// Announces that this locale's poller is about to sleep. The caller
     /// must poll once more after this and call [`Mapped::sleep`] only if
     /// that found nothing (else [`Mapped::cancel_sleep`]).
     pub fn prepare_sleep(&self) {
-        // Covered by a worker already: stays so.
-        let _ = self
-            .own()
-            .compare_exchange(AWAKE, SLEEPING, Ordering::SeqCst, Ordering::SeqCst);
+        doorbell::prepare_sleep(self.own());
     }
 
     /// Takes back [`Mapped::prepare_sleep`].
     pub fn cancel_sleep(&self) {
-        let _ = self
-            .own()
-            .compare_exchange(SLEEPING, AWAKE, Ordering::AcqRel, Ordering::Relaxed);
+        doorbell::cancel_sleep(self.own());
     }
 
     /// Whether an idle worker polls in the poller's place.
     pub fn covered(&self) -> bool {
-        self.own().load(Ordering::Acquire) == COVERED
+        doorbell::covered(self.own())
     }
 
     /// Sleeps until rung or `timeout` passed (after [`Mapped::prepare_sleep`],
     /// or while [`Mapped::covered`]). Returns with the state `AWAKE`, or
     /// still `COVERED` (a worker polls: the caller sleeps again).
     pub fn sleep(&self, timeout: Duration) {
-        let bell = self.own();
-        let v = bell.load(Ordering::Acquire);
-        if v != AWAKE {
-            futex::wait(bell, v, timeout);
-        }
-        let _ = bell.compare_exchange(SLEEPING, AWAKE, Ordering::AcqRel, Ordering::Relaxed);
+        doorbell::sleep(self.own(), &KernelFutex, timeout);
     }
 
     /// An idle worker takes over polling: from now on senders do not wake
     /// the poller, which sleeps (it sees [`Mapped::covered`]). Until
     /// [`Mapped::uncover`], the worker must keep polling.
     pub fn cover(&self) {
-        self.own().swap(COVERED, Ordering::SeqCst);
+        doorbell::cover(self.own());
     }
 
     /// The poller takes over from a worker that covers for it but has
     /// stopped polling (it runs a task): senders wake the poller again.
     /// Returns whether it did (false: the cover was gone already).
     pub fn take_over(&self) -> bool {
-        self.own()
-            .compare_exchange(COVERED, AWAKE, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
+        doorbell::take_over(self.own())
     }
 
     /// The worker stops polling: senders wake the poller again. The worker
     /// must poll once more after this (a sender that saw the cover did not
     /// ring) and handle what it finds.
     pub fn uncover(&self) {
-        let _ = self
-            .own()
-            .compare_exchange(COVERED, SLEEPING, Ordering::SeqCst, Ordering::SeqCst);
+        doorbell::uncover(self.own());
     }
 
     fn own(&self) -> &AtomicU32 {
@@ -654,6 +627,7 @@ mod tests {
 
     #[test]
     fn doorbell_wakes_a_sleeper() {
+        use crate::futex;
         let word = Box::leak(Box::new(AtomicU32::new(AWAKE)));
         word.store(SLEEPING, Ordering::SeqCst);
         let w: &'static AtomicU32 = word;
