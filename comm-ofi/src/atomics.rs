@@ -340,9 +340,8 @@ impl Comm {
         match am.send_amo(&req, postpone)? {
             AmoReply::Done(v) => Ok(v),
             AmoReply::Postponed(p) => {
-                let mut ctx = self.ctx();
-                ctx.postponed.push(p);
-                self.note_ctx_state(&ctx);
+                self.ctx().postponed.push(p);
+                self.mark_ctx_work();
                 Ok(0)
             }
         }

@@ -117,6 +117,20 @@ pub struct ProviderInfo {
     pub atomics: bool,
 }
 
+/// How the thread's `CTX_HAS_WORK` is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WorkFlag {
+    /// Marked by every operation once settled, derived at boundaries (the
+    /// rule).
+    Derived,
+    /// Not marked by `get_nb`, derived without counting GETs in flight
+    /// (`nb-get-uncounted`).
+    DerivedWithoutReads,
+    /// Set before an operation settles, cleared by boundaries, never
+    /// derived after posting (`work-flag-before-post`: the old mechanism).
+    MarkedBefore,
+}
+
 thread_local! {
     /// The calling thread's copy of "its bound transmit context holds
     /// something a boundary must force" ([`TxContext::has_work`]: dangling
@@ -125,16 +139,19 @@ thread_local! {
     /// locking the context when nothing can be there (always, in a one-host
     /// job).
     ///
-    /// It is *derived*, not remembered: [`Comm::note_ctx_state`] re-reads it
-    /// from the context, under the context's lock, at the end of every
-    /// operation on the thread's bound context (post, boundary). So it is
-    /// never stale `false`: a task this thread runs while an operation of
-    /// an outer task waits (help-while-waiting) may force the context and
-    /// derive `false`, but the outer operation derives it again once it
-    /// has posted. Unbound threads leave it alone (a shared context is
+    /// Kept so that it is never stale `false`: every operation on the
+    /// thread's bound context marks it `true` once its postponed AMOs are
+    /// settled, right before it posts (`Comm::with_ctx_settled`,
+    /// `Comm::nb`), and only a boundary clears it, by deriving it from the
+    /// context after forcing (`Comm::note_ctx_state`). A task this thread
+    /// runs while an operation of an outer task settles (help-while-
+    /// waiting) may force the context and derive `false`; the outer
+    /// operation marks it again before it posts. (Marking *before* the
+    /// settle was the hole of issue 21: `work-flag-before-post` re-opens
+    /// it.) Unbound threads need it for nothing (a shared context is
     /// released, its stores forced, after each operation). Stale `true`
-    /// (another thread forced the context: a barrier's `force_visible_all`)
-    /// costs one forcing.
+    /// (after a GET, or another thread forced the context: a barrier's
+    /// `force_visible_all`) costs one boundary with nothing to do.
     static CTX_HAS_WORK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
@@ -207,6 +224,10 @@ pub struct Comm {
     pub(crate) selector: Selector<TxContext>,
     /// Where each atomic type goes, fixed at start-up (see `atomics`).
     pub(crate) routes: AmoRoutes,
+    /// How `CTX_HAS_WORK` is kept (normally marked once settled, derived
+    /// at boundaries; the two weakenings of issue 21 for the negative
+    /// controls), decided once so that the PUT path tests one byte.
+    pub(crate) work_flag: WorkFlag,
     /// Which contexts serve whom.
     layout: Layout,
     rx_serial: Option<crate::ctx::DomainLock>,
@@ -644,6 +665,11 @@ impl Comm {
         let shared_ctx = layout.shared.clone();
         let comm = Comm {
             routes: AmoRoutes::plan(&native, cfg.amo_via_am),
+            work_flag: match cfg.weaken {
+                Some(mcm::Weakening::WorkFlagBeforePost) => WorkFlag::MarkedBefore,
+                Some(mcm::Weakening::NbGetUncounted) => WorkFlag::DerivedWithoutReads,
+                _ => WorkFlag::Derived,
+            },
             am_layer,
             selector: Selector::weakened(prov.mode, cfg.weaken),
             layout,

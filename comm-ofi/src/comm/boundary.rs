@@ -11,11 +11,12 @@ impl Comm {
     /// non-blocking GET it issued has completed.
     pub fn force_visible(&self) -> Result<()> {
         self.mapped_boundary();
-        self.with_ctx_settled(Settle::All, |ctx| self.selector.force_visible(ctx))?;
-        if self
-            .selector
-            .is_weakened(mcm::Weakening::WorkFlagBeforePost)
-        {
+        self.with_ctx_settled(Settle::All, |ctx| {
+            let r = self.selector.force_visible(ctx);
+            self.note_ctx_state(ctx);
+            r
+        })?;
+        if self.work_flag == WorkFlag::MarkedBefore {
             // The old mechanism cleared its flag here, whatever was posted
             // meanwhile; derived, it is already what the context holds.
             CTX_HAS_WORK.with(|w| w.set(false));

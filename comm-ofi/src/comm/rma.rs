@@ -155,7 +155,7 @@ impl Comm {
             NbRoute::Provider(remote) => remote,
         };
         self.count_rma(Counter::Put, Counter::PutBytes, src.len());
-        self.nb(Settle::IfAnyTo(dst.locale), dst.locale, |ctx| {
+        self.nb(Settle::IfAnyTo(dst.locale), dst.locale, false, |ctx| {
             let mut op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
             op.seq = ctx.next_seq();
             let seq = op.seq;
@@ -185,7 +185,7 @@ impl Comm {
             NbRoute::Provider(remote) => remote,
         };
         self.count_rma(Counter::Get, Counter::GetBytes, dst.len());
-        self.nb(Settle::IfAnyTo(src.locale), src.locale, |ctx| {
+        self.nb(Settle::IfAnyTo(src.locale), src.locale, true, |ctx| {
             let mut op = self.rma_op(ctx, dst.as_ptr(), dst.len(), remote);
             op.seq = ctx.next_seq();
             let seq = op.seq;
@@ -233,6 +233,7 @@ impl Comm {
         &self,
         settle: Settle,
         peer: Locale,
+        is_get: bool,
         post: impl FnOnce(&mut TxContext) -> Result<u64>,
     ) -> Result<NbHandle<'_>> {
         let mut ctx = self.ctx();
@@ -242,9 +243,14 @@ impl Comm {
             self.await_postponed(list)?;
             ctx = self.ctx();
         }
-        let seq = post(&mut ctx);
-        self.note_ctx_state(&ctx);
-        let seq = seq?;
+        // Marked once settled, as in `with_ctx_settled` (a GET in flight
+        // counts, unless the negative control `nb-get-uncounted` is on).
+        if ctx.binding() == Binding::Bound
+            && !(is_get && self.work_flag == WorkFlag::DerivedWithoutReads)
+        {
+            CTX_HAS_WORK.with(|w| w.set(true));
+        }
+        let seq = post(&mut ctx)?;
         if ctx.binding() == Binding::Unbound {
             self.selector.release(&mut ctx)?;
             ctx.wait_local()?;

@@ -4,7 +4,6 @@
 //! mapped path that the AM layer and pollers ask for.
 
 use super::*;
-use mcm::Weakening;
 
 impl Comm {
     /// The calling thread's transmit context: its own when it is bound,
@@ -52,10 +51,9 @@ impl Comm {
                     self.selector.release(ctx)
                 });
         };
-        // The negative control of the derived flag: the old mechanism, set
-        // before settling and not derived after posting.
-        let flag_before = self.selector.is_weakened(Weakening::WorkFlagBeforePost);
-        if flag_before {
+        // The negative control: the old mechanism marked before settling.
+        let marked_before = self.work_flag == WorkFlag::MarkedBefore;
+        if marked_before {
             CTX_HAS_WORK.with(|w| w.set(true));
         }
         let mut ctx = self.contexts.lock(i);
@@ -63,32 +61,41 @@ impl Comm {
             let list = std::mem::take(&mut ctx.postponed);
             drop(ctx);
             // May run other tasks on this thread, whose boundaries force
-            // this context and derive "no work" before `f` posts.
+            // this context and derive "no work" (see `CTX_HAS_WORK`).
             self.await_postponed(list)?;
             ctx = self.contexts.lock(i);
         }
-        let r = f(&mut ctx);
-        if !flag_before {
-            self.note_ctx_state(&ctx);
+        // Marked once settled: from here to `f`'s post nothing else runs on
+        // this thread (the context is locked; its waits never run tasks),
+        // so this is as late as marking after the post, and no result has
+        // to be held back for it. A boundary's `f` derives it again.
+        if !marked_before {
+            CTX_HAS_WORK.with(|w| w.set(true));
         }
-        r
+        f(&mut ctx)
     }
 
     /// Re-derives the calling thread's `CTX_HAS_WORK` from `ctx`, its bound
-    /// context, under the context's lock: called after every operation that
-    /// may add to what a boundary must force (see `CTX_HAS_WORK`). Does
-    /// nothing for a shared context.
+    /// context, under the context's lock: the boundaries' last word (see
+    /// `CTX_HAS_WORK`). Does nothing for a shared context.
     #[inline]
     pub(crate) fn note_ctx_state(&self, ctx: &TxContext) {
         if ctx.binding() != Binding::Bound {
             return;
         }
-        let work = if self.selector.is_weakened(Weakening::NbGetUncounted) {
+        let work = if self.work_flag == WorkFlag::DerivedWithoutReads {
             ctx.has_work_besides_reads()
         } else {
             ctx.has_work()
         };
         CTX_HAS_WORK.with(|w| w.set(work));
+    }
+
+    /// Marks the calling thread's context as holding work (a postponed AMO
+    /// was added to it after its operation).
+    #[inline]
+    pub(crate) fn mark_ctx_work(&self) {
+        CTX_HAS_WORK.with(|w| w.set(true));
     }
 
     /// Whether the calling thread's bound context may hold anything a
