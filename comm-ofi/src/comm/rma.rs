@@ -350,7 +350,7 @@ impl Comm {
 pub(crate) unsafe fn store_shared(dst: *mut u8, src: &[u8]) {
     use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
     let aligned = (dst as usize) % src.len().max(1) == 0;
-    // SAFETY (each arm): dst is valid for src.len() bytes (the caller's
+    // SAFETY: in each arm, dst is valid for src.len() bytes (the caller's
     // contract) and aligned to that size; the word is only ever accessed
     // by whole-word copies or atomics.
     unsafe {
@@ -382,7 +382,7 @@ pub(crate) unsafe fn store_shared(dst: *mut u8, src: &[u8]) {
 pub(crate) unsafe fn load_shared(src: *const u8, dst: &mut [u8]) {
     use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
     let aligned = (src as usize) % dst.len().max(1) == 0;
-    // SAFETY (each arm): src is valid for dst.len() bytes (the caller's
+    // SAFETY: in each arm, src is valid for dst.len() bytes (the caller's
     // contract) and aligned to that size.
     unsafe {
         match (dst.len(), aligned) {
