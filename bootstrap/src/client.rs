@@ -289,14 +289,31 @@ impl Oob for LauncherOob {
     }
 
     fn abort(&self, msg: &str) -> ! {
+        self.end_job(None, msg)
+    }
+
+    fn global_exit(&self, status: i32, msg: &str) -> ! {
+        self.end_job(Some(status), msg)
+    }
+}
+
+impl LauncherOob {
+    /// Tells the launcher to stop the job (an abort, or a global exit with
+    /// its status), then waits for the stop order.
+    fn end_job(&self, status: Option<i32>, msg: &str) -> ! {
         let inner = &self.inner;
         inner.aborting.store(true, Ordering::SeqCst);
         let mut end = msg.len().min(MAX_ABORT_MSG);
         while !msg.is_char_boundary(end) {
             end -= 1;
         }
-        let frame = Msg::Abort {
-            msg: msg[..end].to_owned(),
+        let msg_part = msg[..end].to_owned();
+        let frame = match status {
+            None => Msg::Abort { msg: msg_part },
+            Some(status) => Msg::GlobalExit {
+                status,
+                msg: msg_part,
+            },
         }
         .encode();
         // Another thread may be mid-write of a large frame; do not wait forever.
@@ -311,10 +328,11 @@ impl Oob for LauncherOob {
         }
         let _ = writeln!(
             io::stderr(),
-            "pgas locale {}: abort: {msg} (the launcher did not answer)",
-            inner.rank
+            "pgas locale {}: {}: {msg} (the launcher did not answer)",
+            inner.rank,
+            if status.is_some() { "global exit" } else { "abort" }
         );
-        std::process::exit(STOPPED_EXIT_CODE)
+        std::process::exit(status.unwrap_or(STOPPED_EXIT_CODE))
     }
 }
 

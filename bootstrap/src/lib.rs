@@ -89,6 +89,10 @@ pub trait Oob: Send + Sync {
     /// whole job down. Never returns (the process exits).
     fn abort(&self, msg: &str) -> !;
 
+    /// Ends the whole job, which exits with `status` (OpenSHMEM's
+    /// `shmem_global_exit`); `msg` says who ended it. Never returns.
+    fn global_exit(&self, status: i32, msg: &str) -> !;
+
     /// From now on, this process ending before [`Oob::finalized`] fails the
     /// whole job with a message naming this locale, whatever its exit status
     /// (peers may be waiting for it on the fabric, where nobody else would

@@ -375,6 +375,17 @@ impl Oob for PmixOob {
     }
 
     fn abort(&self, msg: &str) -> ! {
+        self.end_job(ABORT_EXIT_CODE, "abort: ", msg)
+    }
+
+    fn global_exit(&self, status: i32, msg: &str) -> ! {
+        self.end_job(status, "global exit: ", msg)
+    }
+}
+
+impl PmixOob {
+    /// PMIx_Abort with `status` (the launcher's exit status for the job).
+    fn end_job(&self, status: i32, what: &str, msg: &str) -> ! {
         ABORTING.store(true, Ordering::SeqCst);
         let rank = self.inner.rank;
         let mut end = msg.len().min(MAX_ABORT_MSG);
@@ -384,9 +395,9 @@ impl Oob for PmixOob {
         let msg = &msg[..end];
         // mpirun does not print the message it gets with PMIx_Abort (srun
         // may): say it here, before the launcher kills us.
-        let _ = writeln!(std::io::stderr(), "pgas locale {rank}: abort: {msg}");
+        let _ = writeln!(std::io::stderr(), "pgas locale {rank}: {what}{msg}");
         // PMIx wants a C string: drop interior NULs rather than the message.
-        let text = format!("pgas locale {rank}: abort: {msg}").replace('\0', " ");
+        let text = format!("pgas locale {rank}: {what}{msg}").replace('\0', " ");
         let cmsg = CString::new(text).expect("NULs removed");
         // Never hang: whatever PMIx_Abort does, the process ends.
         let _ = std::thread::Builder::new()
@@ -401,12 +412,12 @@ impl Oob for PmixOob {
                 );
                 // SAFETY: _exit ends the process without running exit
                 // handlers (PMIx may be mid-call on another thread).
-                unsafe { libc::_exit(ABORT_EXIT_CODE) }
+                unsafe { libc::_exit(status) }
             });
         // SAFETY: `cmsg` is NUL-terminated and live for the call; NULL procs
         // = every process of our namespace.
         let rc = unsafe {
-            (self.inner.lib.abort)(ABORT_EXIT_CODE, cmsg.as_ptr(), std::ptr::null_mut(), 0)
+            (self.inner.lib.abort)(status, cmsg.as_ptr(), std::ptr::null_mut(), 0)
         };
         if rc == ffi::SUCCESS {
             // The launcher prints the message and kills the job, us included.
@@ -418,7 +429,7 @@ impl Oob for PmixOob {
             self.inner.lib.error_string(rc)
         );
         // SAFETY: see the guard thread.
-        unsafe { libc::_exit(ABORT_EXIT_CODE) }
+        unsafe { libc::_exit(status) }
     }
 }
 

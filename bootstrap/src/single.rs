@@ -36,6 +36,11 @@ impl Oob for SingleOob {
         Ok(())
     }
 
+    fn global_exit(&self, status: i32, msg: &str) -> ! {
+        tracing::debug!("global exit: {msg}");
+        std::process::exit(status)
+    }
+
     fn abort(&self, msg: &str) -> ! {
         let _ = writeln!(std::io::stderr(), "pgas locale 0: abort: {msg}");
         std::process::exit(1)

@@ -87,6 +87,15 @@ pub enum Msg {
         /// The user's message.
         msg: String,
     },
+    /// The program ended the whole job with an exit status (OpenSHMEM's
+    /// `shmem_global_exit`): the launcher stops every locale and exits
+    /// with `status`.
+    GlobalExit {
+        /// The job's exit status.
+        status: i32,
+        /// Who called it, for the launcher's message.
+        msg: String,
+    },
     /// From now on the locale's process must not end before it sends
     /// [`Msg::Finalized`]; if it does (any exit status), the launcher fails
     /// the job naming it.
@@ -148,6 +157,7 @@ const T_ABORT: u8 = 3;
 const T_GUARD: u8 = 4;
 const T_FINALIZED: u8 = 5;
 const T_EXITING: u8 = 6;
+const T_GLOBAL_EXIT: u8 = 7;
 
 /// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process of a host
 /// (the time stamps of [`Msg::Exiting`]).
@@ -189,6 +199,7 @@ impl Msg {
             Msg::Hello { .. } => "hello",
             Msg::Collective { .. } => "collective",
             Msg::Abort { .. } => "abort",
+            Msg::GlobalExit { .. } => "global exit",
             Msg::Guard => "guard",
             Msg::Finalized => "finalized",
             Msg::Exiting { .. } => "exiting",
@@ -227,6 +238,11 @@ impl Msg {
             }
             Msg::Abort { msg } => {
                 b.push(T_ABORT);
+                b.extend_from_slice(msg.as_bytes());
+            }
+            Msg::GlobalExit { status, msg } => {
+                b.push(T_GLOBAL_EXIT);
+                b.extend_from_slice(&status.to_le_bytes());
                 b.extend_from_slice(msg.as_bytes());
             }
             Msg::Guard => b.push(T_GUARD),
@@ -306,6 +322,10 @@ impl Msg {
                 }
             }
             T_ABORT => Msg::Abort { msg: c.string() },
+            T_GLOBAL_EXIT => Msg::GlobalExit {
+                status: c.u32()? as i32,
+                msg: c.string(),
+            },
             T_GUARD => Msg::Guard,
             T_FINALIZED => Msg::Finalized,
             T_EXITING => Msg::Exiting {
@@ -478,6 +498,10 @@ mod tests {
             },
             Msg::Abort {
                 msg: "disk on fire".into(),
+            },
+            Msg::GlobalExit {
+                status: 7,
+                msg: "PE 0 is done".into(),
             },
             Msg::Guard,
             Msg::Finalized,

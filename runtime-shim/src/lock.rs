@@ -208,6 +208,44 @@ impl Runtime {
         }
     }
 
+    /// Acquires `lock` only if it is free now (OpenSHMEM's
+    /// `shmem_test_lock`): the raw token for [`Runtime::unlock_raw`], or
+    /// `None` (nothing held) when another holder or waiter has it.
+    pub fn try_lock_raw(&self, lock: GlobalLock) -> Result<Option<u64>> {
+        self.check_open()?;
+        let node = self.alloc::<u64>(2)?;
+        let tried = (|| {
+            if node.addr() >> LOCALE_SHIFT != 0 {
+                return Err(Error::BadAddress {
+                    locale: node.locale(),
+                    addr: node.addr(),
+                    reason: "above 2^48: cannot be encoded in a lock word".into(),
+                });
+            }
+            self.atomic(node).write(0)?;
+            self.atomic(node.add(1)).write(0)?;
+            Ok(self
+                .atomic(lock.word)
+                .compare_exchange(0, encode(node))?
+                .is_ok())
+        })();
+        match tried {
+            Ok(true) => {
+                // Held until unlock_raw, on this thread.
+                std::mem::forget(NoHelp::enter());
+                Ok(Some(encode(node)))
+            }
+            Ok(false) => {
+                self.free(node)?;
+                Ok(None)
+            }
+            Err(e) => {
+                let _ = self.free(node);
+                Err(e)
+            }
+        }
+    }
+
     /// Releases `lock` held with `token` from [`Runtime::lock_raw`].
     pub fn unlock_raw(&self, lock: GlobalLock, token: u64) -> Result<()> {
         self.check_open()?;

@@ -231,6 +231,13 @@ impl Runtime {
             .abort(&format!("locale {}: {msg}", self.here()))
     }
 
+    /// Ends the whole job, which exits with `status` (OpenSHMEM's
+    /// `shmem_global_exit`): the launcher (pgasrun or PMIx) stops every
+    /// locale. `msg` says who ended it. Never returns.
+    pub fn global_exit(&self, status: i32, msg: &str) -> ! {
+        self.comm.oob().global_exit(status, msg)
+    }
+
     // --------------------------------------------------------------- memory
 
     /// Allocates `n` elements of registered memory on this locale.
@@ -276,7 +283,6 @@ impl Runtime {
     /// lowest fit, the largest wins, retried upwards if one cannot take it);
     /// out of memory on one locale is an error on all.
     pub fn alloc_sym<T: Pod>(&self, n: usize) -> Result<Dist<T>> {
-        self.check_open()?;
         let bytes = n
             .checked_mul(std::mem::size_of::<T>())
             .ok_or(Error::InvalidLength {
@@ -284,8 +290,28 @@ impl Runtime {
                 len: n as u64,
                 reason: "element count times element size overflows".into(),
             })?;
+        let d = self.alloc_sym_bytes(bytes, std::mem::align_of::<T>())?;
+        Ok(Dist::new(
+            d.parts().iter().map(|p| p.cast::<T>()).collect(),
+            n,
+            self.here(),
+        ))
+    }
+
+    /// Collective: [`Runtime::alloc_sym`] of `bytes` bytes aligned to
+    /// `align` (a power of two; at least 64 is given): OpenSHMEM's
+    /// `shmem_align`. Every locale must pass the same values.
+    pub fn alloc_sym_bytes(&self, bytes: usize, align: usize) -> Result<Dist<u8>> {
+        self.check_open()?;
+        if !align.is_power_of_two() {
+            return Err(Error::InvalidLength {
+                what: "symmetric allocation alignment",
+                len: align as u64,
+                reason: "not a power of two".into(),
+            });
+        }
         let heap = self.comm.heap();
-        let align = std::mem::align_of::<T>().max(64);
+        let align = align.max(64);
         let world = self.world();
         let mut floor = 0usize;
         loop {
@@ -314,12 +340,12 @@ impl Runtime {
                             .map(GlobalPtr::from_addr)
                     })
                     .collect::<std::result::Result<Vec<_>, _>>()?;
-                return Ok(Dist::new(ptrs, n, self.here()));
+                return Ok(Dist::new(ptrs, bytes, self.here()));
             }
             if let Some(a) = took {
                 self.comm.free(GlobalAddr::new(self.here(), a))?;
             }
-            floor = offer as usize + 64;
+            floor = offer as usize + align;
         }
     }
 

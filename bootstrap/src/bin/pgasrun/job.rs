@@ -448,6 +448,11 @@ impl Job {
                 let who = self.who(rank);
                 self.fail(EXIT_FAILED, format!("{who} aborted: {msg}"));
             }
+            Msg::GlobalExit { status, msg } => {
+                // The program's own end of the job: its status is the job's.
+                let who = self.who(rank);
+                self.fail(status, format!("{who} ended the job with status {status}: {msg}"));
+            }
             Msg::Guard => {
                 tracing::debug!(rank, "locale must finalize before it exits");
                 self.locales[rank].guarded = true;
@@ -944,6 +949,7 @@ fn serve_conn(conn: u64, mut s: TcpStream, claims: &Claims, tx: &Sender<Event>) 
             Ok(
                 msg @ (Msg::Collective { .. }
                 | Msg::Abort { .. }
+                | Msg::GlobalExit { .. }
                 | Msg::Guard
                 | Msg::Finalized
                 | Msg::Exiting { .. }),

@@ -1,0 +1,134 @@
+//! Atomic memory operations: fetch, set, swap, compare_swap, fetch_inc /
+//! inc, fetch_add / add, and the bitwise fetch_and / and, fetch_or / or,
+//! fetch_xor / xor, with their `_nbi` and context forms, for every type of
+//! tables 6-8.
+//!
+//! Each is one `Runtime::atomic` call, an SC atomic of the memory model,
+//! on the route pgas-comm fixed for the type at start-up (the NIC's native
+//! atomics, CPU atomics on the mapped path, or an active message). The
+//! `_nbi` forms complete before they return, which the specification
+//! allows (they need only be complete by the next `shmem_quiet`).
+
+use crate::sync::check_ctx;
+use crate::{rt, sym_ptr, OrDie};
+use runtime_shim::{Atom, AtomicRef};
+use std::ffi::{c_int, c_void};
+
+/// The atomic word at symmetric `dest` on `pe`.
+#[inline]
+pub(crate) fn word<T: Atom>(call: &str, dest: *const c_void, pe: c_int) -> AtomicRef<'static, T> {
+    let rt = rt(call);
+    rt.atomic(sym_ptr::<T>(call, rt, dest, pe))
+}
+
+/// One operation as `shmem_X` and `shmem_ctx_X` (the context form checks
+/// the context and takes the same route).
+macro_rules! with_ctx {
+    ($call:ident; $fname:ident ($($a:ident : $at:ty),*) $(-> $r:ty)? $body:block) => { paste::paste! {
+        #[doc = concat!("`shmem_", stringify!($fname), "`")]
+        /// # Safety
+        /// C API: the addresses are symmetric objects of the type (and a
+        /// `fetch` pointer is writable).
+        #[no_mangle]
+        pub unsafe extern "C" fn [<shmem_ $fname>]($($a: $at),*) $(-> $r)? {
+            let $call = concat!("shmem_", stringify!($fname));
+            $body
+        }
+        #[doc = concat!("`shmem_ctx_", stringify!($fname), "`")]
+        /// # Safety
+        /// As the context-free form.
+        #[no_mangle]
+        pub unsafe extern "C" fn [<shmem_ctx_ $fname>](ctx: *mut c_void, $($a: $at),*) $(-> $r)? {
+            let $call = concat!("shmem_ctx_", stringify!($fname));
+            check_ctx($call, ctx);
+            $body
+        }
+    } };
+}
+pub(crate) use with_ctx;
+
+/// Stores a fetched value for an `_nbi` form.
+#[inline]
+fn deliver<T>(call: &str, fetch: *mut T, v: T) {
+    if fetch.is_null() {
+        crate::die(call, "the fetch pointer is NULL");
+    }
+    // SAFETY: the C API's contract: `fetch` points at a writable T.
+    unsafe { fetch.write(v) };
+}
+
+macro_rules! ext_amo {
+    ($($name:ident => $t:ty),* $(,)?) => { paste::paste! { $(
+        with_ctx! { call; [<$name _atomic_fetch>](source: *const c_void, pe: c_int) -> $t {
+            word::<$t>(call, source, pe).read().or_die(call)
+        } }
+        with_ctx! { call; [<$name _atomic_set>](dest: *mut c_void, value: $t, pe: c_int) {
+            word::<$t>(call, dest, pe).write(value).or_die(call)
+        } }
+        with_ctx! { call; [<$name _atomic_swap>](dest: *mut c_void, value: $t, pe: c_int) -> $t {
+            word::<$t>(call, dest, pe).exchange(value).or_die(call)
+        } }
+        with_ctx! { call; [<$name _atomic_fetch_nbi>](fetch: *mut $t, source: *const c_void, pe: c_int) {
+            deliver(call, fetch, word::<$t>(call, source, pe).read().or_die(call))
+        } }
+        with_ctx! { call; [<$name _atomic_swap_nbi>](fetch: *mut $t, dest: *mut c_void, value: $t, pe: c_int) {
+            deliver(call, fetch, word::<$t>(call, dest, pe).exchange(value).or_die(call))
+        } }
+    )* } };
+}
+crate::amo_ext_types!(ext_amo);
+
+macro_rules! std_amo {
+    ($($name:ident => $t:ty),* $(,)?) => { paste::paste! { $(
+        with_ctx! { call; [<$name _atomic_compare_swap>](dest: *mut c_void, cond: $t, value: $t, pe: c_int) -> $t {
+            match word::<$t>(call, dest, pe).compare_exchange(cond, value).or_die(call) {
+                Ok(old) | Err(old) => old,
+            }
+        } }
+        with_ctx! { call; [<$name _atomic_fetch_inc>](dest: *mut c_void, pe: c_int) -> $t {
+            word::<$t>(call, dest, pe).fetch_add(1 as $t).or_die(call)
+        } }
+        with_ctx! { call; [<$name _atomic_inc>](dest: *mut c_void, pe: c_int) {
+            word::<$t>(call, dest, pe).add(1 as $t).or_die(call)
+        } }
+        with_ctx! { call; [<$name _atomic_fetch_add>](dest: *mut c_void, value: $t, pe: c_int) -> $t {
+            word::<$t>(call, dest, pe).fetch_add(value).or_die(call)
+        } }
+        with_ctx! { call; [<$name _atomic_add>](dest: *mut c_void, value: $t, pe: c_int) {
+            word::<$t>(call, dest, pe).add(value).or_die(call)
+        } }
+        with_ctx! { call; [<$name _atomic_compare_swap_nbi>](fetch: *mut $t, dest: *mut c_void, cond: $t, value: $t, pe: c_int) {
+            let old = match word::<$t>(call, dest, pe).compare_exchange(cond, value).or_die(call) {
+                Ok(old) | Err(old) => old,
+            };
+            deliver(call, fetch, old)
+        } }
+        with_ctx! { call; [<$name _atomic_fetch_inc_nbi>](fetch: *mut $t, dest: *mut c_void, pe: c_int) {
+            deliver(call, fetch, word::<$t>(call, dest, pe).fetch_add(1 as $t).or_die(call))
+        } }
+        with_ctx! { call; [<$name _atomic_fetch_add_nbi>](fetch: *mut $t, dest: *mut c_void, value: $t, pe: c_int) {
+            deliver(call, fetch, word::<$t>(call, dest, pe).fetch_add(value).or_die(call))
+        } }
+    )* } };
+}
+crate::amo_std_types!(std_amo);
+
+macro_rules! bitwise_amo {
+    ($($name:ident => $t:ty),* $(,)?) => { paste::paste! { $(
+        bitwise_amo!(@op $name $t, and, fetch_and);
+        bitwise_amo!(@op $name $t, or, fetch_or);
+        bitwise_amo!(@op $name $t, xor, fetch_xor);
+    )* } };
+    (@op $name:ident $t:ty, $op:ident, $fop:ident) => { paste::paste! {
+        with_ctx! { call; [<$name _atomic_ $fop>](dest: *mut c_void, value: $t, pe: c_int) -> $t {
+            word::<$t>(call, dest, pe).$fop(value).or_die(call)
+        } }
+        with_ctx! { call; [<$name _atomic_ $op>](dest: *mut c_void, value: $t, pe: c_int) {
+            word::<$t>(call, dest, pe).$op(value).or_die(call)
+        } }
+        with_ctx! { call; [<$name _atomic_ $fop _nbi>](fetch: *mut $t, dest: *mut c_void, value: $t, pe: c_int) {
+            deliver(call, fetch, word::<$t>(call, dest, pe).$fop(value).or_die(call))
+        } }
+    } };
+}
+crate::amo_bitwise_types!(bitwise_amo);

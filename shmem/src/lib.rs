@@ -1,0 +1,133 @@
+//! # pgas-shmem: OpenSHMEM 1.5 over pgas-comm
+//!
+//! Exists so that programs written for OpenSHMEM, the lingua franca of
+//! one-sided PGAS programming, run unmodified on pgas-comm and its MCM
+//! modes: `libpgas_shmem.so` / `.a` export the C API declared in
+//! `include/shmem.h`; `bin/oshcc` compiles and links against them and
+//! `bin/oshrun` launches through `pgasrun` (under mpirun or srun the same
+//! library bootstraps through PMIx). How to use it and how `shmem_fence` /
+//! `shmem_quiet` map onto the modes: `docs/openshmem.md`.
+//!
+//! Everything goes through `runtime-shim`'s Rust API: a PE is a locale, the
+//! symmetric heap is the registered heap (`Runtime::alloc_sym_bytes`: one
+//! offset on every locale), global and static C data are the executable's
+//! registered statics, teams and collectives are `runtime_shim::Team`,
+//! locks are its MCS locks, `wait_until` its SC reads. The typed families
+//! (`shmem_int_put`, `shmem_ctx_ulong_atomic_fetch_xor`, ...) are generated
+//! by macros from the type tables in [`types`], the same tables the header
+//! spells out.
+//!
+//! Misuse that is cheap to check (a PE out of range, an address that is not
+//! symmetric, a call before `shmem_init`) ends the job with a message
+//! naming the call and the value ([`die`]), never a silent wrong answer.
+
+mod amo;
+mod coll;
+mod mem;
+mod rma;
+mod setup;
+mod sync;
+mod teams;
+pub mod types;
+
+use runtime_shim::{GlobalAddr, GlobalPtr, Runtime};
+use std::ffi::c_void;
+use std::sync::OnceLock;
+
+/// The runtime, once `shmem_init` has run.
+static RT: OnceLock<&'static Runtime> = OnceLock::new();
+
+/// Ends the job with a message naming the OpenSHMEM call that failed.
+/// Before init (no job to tell) the process exits with status 1.
+#[cold]
+pub(crate) fn die(call: &str, what: impl std::fmt::Display) -> ! {
+    let msg = format!("{call}: {what}");
+    match RT.get() {
+        Some(rt) if !rt.is_finalized() => rt.abort(&msg),
+        _ => {
+            eprintln!("pgas-shmem: {msg}");
+            std::process::exit(1)
+        }
+    }
+}
+
+/// The runtime for `call`; a call before `shmem_init` (or after
+/// `shmem_finalize`) ends the program naming it.
+#[inline]
+pub(crate) fn rt(call: &str) -> &'static Runtime {
+    match RT.get() {
+        Some(rt) => rt,
+        None => die(call, "called before shmem_init"),
+    }
+}
+
+/// The value of a runtime result, or the end of the job naming `call`.
+pub(crate) trait OrDie<T> {
+    fn or_die(self, call: &str) -> T;
+}
+
+impl<T, E: std::fmt::Display> OrDie<T> for Result<T, E> {
+    #[inline]
+    fn or_die(self, call: &str) -> T {
+        match self {
+            Ok(v) => v,
+            Err(e) => die(call, e),
+        }
+    }
+}
+
+/// A PE number checked against the job.
+#[inline]
+pub(crate) fn check_pe(call: &str, rt: &Runtime, pe: i32) -> usize {
+    if pe < 0 || pe as usize >= rt.num_locales() {
+        die(
+            call,
+            format!("PE {pe} is out of range (the job has PEs 0..{})", rt.num_locales()),
+        );
+    }
+    pe as usize
+}
+
+/// Where the symmetric object at `addr` (this PE's address of it) lives on
+/// `pe`: the same offset in `pe`'s symmetric heap, or in its static data.
+/// Anything else is not symmetric and ends the job naming the call.
+#[inline]
+pub(crate) fn sym(call: &str, rt: &Runtime, addr: *const c_void, pe: i32) -> GlobalAddr {
+    let pe = check_pe(call, rt, pe);
+    let a = addr as u64;
+    let comm = rt.comm();
+    if let Ok(g) = comm.symmetric(GlobalAddr::new(rt.here(), a), pe) {
+        return g;
+    }
+    match comm.static_addr(a, pe) {
+        Ok(g) => g,
+        Err(_) => die(
+            call,
+            format!(
+                "address {a:#x} is not symmetric: neither in the symmetric heap nor in the \
+                 program's global or static data"
+            ),
+        ),
+    }
+}
+
+/// [`sym`] as a typed global pointer.
+#[inline]
+pub(crate) fn sym_ptr<T: runtime_shim::Pod>(
+    call: &str,
+    rt: &Runtime,
+    addr: *const c_void,
+    pe: i32,
+) -> GlobalPtr<T> {
+    GlobalPtr::from_addr(sym(call, rt, addr, pe))
+}
+
+/// This PE's own copy of a symmetric object (for waits and local reads).
+#[inline]
+pub(crate) fn local_ptr<T: runtime_shim::Pod>(
+    call: &str,
+    rt: &Runtime,
+    addr: *const c_void,
+) -> GlobalPtr<T> {
+    sym_ptr(call, rt, addr, rt.here() as i32)
+}

@@ -1,0 +1,443 @@
+//! Ordering, contexts, point-to-point synchronization, signals and locks.
+//!
+//! * `shmem_quiet` is `Runtime::quiet` (the thread's stores and atomics
+//!   complete and visible everywhere: the MCM's forcing), `shmem_fence` is
+//!   `Runtime::fence` (ordered PUTs and atomics already arrive in order,
+//!   target by target, in every mode; the fence issues anything buffered).
+//! * A context (`shmem_ctx_t`) is a handle naming its team; its operations
+//!   take the calling thread's transmit context, so a context's quiet also
+//!   completes the thread's other contexts' operations (allowed: quiet
+//!   promises at least its own).
+//! * `wait_until` / `test` and their `_all/_any/_some` and vector forms are
+//!   SC reads of the memory model (`Runtime::test_local`): they force the
+//!   thread's earlier operations first, so store buffering through them
+//!   behaves as for atomics (docs/mcm.md).
+//! * Signals are `Runtime::put_with_signal`: the signal is an SC atomic
+//!   ordered after the data.
+//! * Locks are runtime-shim's MCS locks over the lock word on PE 0.
+
+use crate::amo::with_ctx;
+use crate::teams::{team_of, TEAM_WORLD};
+use crate::{die, local_ptr, rt, sym_ptr, OrDie};
+use runtime_shim::{Atom, Cmp, GlobalLock, SignalOp};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::{c_int, c_long, c_void};
+
+/// `SHMEM_CTX_DEFAULT`'s value (`include/shmem.h`).
+pub const CTX_DEFAULT: usize = 1;
+
+/// A context made by `shmem_ctx_create` / `shmem_team_create_ctx`.
+struct Ctx {
+    team: usize,
+}
+
+/// Checks a context handle: `SHMEM_CTX_INVALID` ends the job naming the
+/// call.
+#[inline]
+pub(crate) fn check_ctx(call: &str, ctx: *mut c_void) {
+    if ctx.is_null() {
+        die(call, "the context is SHMEM_CTX_INVALID");
+    }
+}
+
+fn new_ctx(call: &str, team: usize, options: c_long, out: *mut *mut c_void) -> c_int {
+    if out.is_null() {
+        die(call, "the context pointer is NULL");
+    }
+    let _ = (rt(call), options);
+    let p = Box::into_raw(Box::new(Ctx { team })) as *mut c_void;
+    // SAFETY: `out` is a writable shmem_ctx_t (C API contract, checked non-NULL).
+    unsafe { out.write(p) };
+    0
+}
+
+/// `shmem_ctx_create`: a context on the world team.
+///
+/// # Safety
+/// `ctx` points at a writable `shmem_ctx_t`.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_create(options: c_long, ctx: *mut *mut c_void) -> c_int {
+    new_ctx("shmem_ctx_create", TEAM_WORLD, options, ctx)
+}
+
+/// `shmem_team_create_ctx`.
+///
+/// # Safety
+/// `ctx` points at a writable `shmem_ctx_t`.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_team_create_ctx(
+    team: *mut c_void,
+    options: c_long,
+    ctx: *mut *mut c_void,
+) -> c_int {
+    if team.is_null() {
+        return -1;
+    }
+    let t = team as usize;
+    let _ = team_of("shmem_team_create_ctx", t);
+    new_ctx("shmem_team_create_ctx", t, options, ctx)
+}
+
+/// `shmem_ctx_destroy`: quiets the context, then frees it.
+///
+/// # Safety
+/// `ctx` came from `shmem_ctx_create` / `shmem_team_create_ctx` and is not
+/// used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_destroy(ctx: *mut c_void) {
+    let call = "shmem_ctx_destroy";
+    if ctx.is_null() {
+        return;
+    }
+    if ctx as usize == CTX_DEFAULT {
+        die(call, "SHMEM_CTX_DEFAULT cannot be destroyed");
+    }
+    rt(call).quiet().or_die(call);
+    // SAFETY: made by Box::into_raw in new_ctx, destroyed once (C API contract).
+    drop(unsafe { Box::from_raw(ctx as *mut Ctx) });
+}
+
+/// `shmem_ctx_get_team`.
+///
+/// # Safety
+/// `team` points at a writable `shmem_team_t`.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_ctx_get_team(ctx: *mut c_void, team: *mut *mut c_void) -> c_int {
+    if team.is_null() {
+        return -1;
+    }
+    let t = if ctx.is_null() {
+        0
+    } else if ctx as usize == CTX_DEFAULT {
+        TEAM_WORLD
+    } else {
+        // SAFETY: a live context made by new_ctx (C API contract).
+        unsafe { (*(ctx as *const Ctx)).team }
+    };
+    // SAFETY: `team` is writable (checked non-NULL).
+    unsafe { team.write(t as *mut c_void) };
+    if t == 0 {
+        -1
+    } else {
+        0
+    }
+}
+
+with_ctx! { call; quiet() { rt(call).quiet().or_die(call) } }
+with_ctx! { call; fence() { rt(call).fence().or_die(call) } }
+
+// ---------------------------------------------------------------- p2p
+
+/// The comparison of a `SHMEM_CMP_*` constant.
+pub(crate) fn cmp_of(call: &str, cmp: c_int) -> Cmp {
+    match cmp {
+        0 => Cmp::Eq,
+        1 => Cmp::Ne,
+        2 => Cmp::Gt,
+        3 => Cmp::Ge,
+        4 => Cmp::Lt,
+        5 => Cmp::Le,
+        _ => die(call, format!("{cmp} is not a SHMEM_CMP_* comparison")),
+    }
+}
+
+/// Whether `ivars[i]` (this PE's) satisfies `cmp value`: an SC read.
+#[inline]
+fn holds<T: Atom>(call: &str, ivars: *const T, i: usize, cmp: Cmp, value: T) -> bool {
+    let rt = rt(call);
+    let p = local_ptr::<T>(call, rt, ivars.wrapping_add(i) as *const c_void);
+    rt.test_local(p, cmp, value).or_die(call)
+}
+
+/// Whether index `i` is left out by `status` (non-zero), which may be NULL.
+#[inline]
+fn excluded(status: *const c_int, i: usize) -> bool {
+    // SAFETY: a non-NULL status has nelems entries (C API contract).
+    !status.is_null() && unsafe { *status.add(i) } != 0
+}
+
+/// The value compared against index `i`: one for all, or a vector's.
+#[derive(Clone, Copy)]
+enum Values<T> {
+    One(T),
+    Each(*const T),
+}
+
+impl<T: Copy> Values<T> {
+    #[inline]
+    fn at(self, i: usize) -> T {
+        match self {
+            Values::One(v) => v,
+            // SAFETY: a vector has nelems values (C API contract).
+            Values::Each(p) => unsafe { *p.add(i) },
+        }
+    }
+}
+
+fn test_all<T: Atom>(call: &str, iv: *const T, n: usize, st: *const c_int, cmp: Cmp, v: Values<T>) -> bool {
+    (0..n).all(|i| excluded(st, i) || holds(call, iv, i, cmp, v.at(i)))
+}
+
+fn test_any<T: Atom>(call: &str, iv: *const T, n: usize, st: *const c_int, cmp: Cmp, v: Values<T>) -> usize {
+    (0..n)
+        .find(|&i| !excluded(st, i) && holds(call, iv, i, cmp, v.at(i)))
+        .unwrap_or(usize::MAX)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn test_some<T: Atom>(
+    call: &str,
+    iv: *const T,
+    n: usize,
+    idx: *mut usize,
+    st: *const c_int,
+    cmp: Cmp,
+    v: Values<T>,
+) -> usize {
+    let mut k = 0;
+    for i in 0..n {
+        if !excluded(st, i) && holds(call, iv, i, cmp, v.at(i)) {
+            // SAFETY: `indices` has room for nelems entries (C API contract).
+            unsafe { idx.add(k).write(i) };
+            k += 1;
+        }
+    }
+    k
+}
+
+/// Waits (helping the runtime) until `done` holds.
+fn wait(call: &str, mut done: impl FnMut() -> bool) {
+    rt(call).wait_until(&mut done);
+}
+
+fn all_excluded(st: *const c_int, n: usize) -> bool {
+    (0..n).all(|i| excluded(st, i))
+}
+
+macro_rules! p2p {
+    ($($name:ident => $t:ty),* $(,)?) => { paste::paste! { $(
+        /// # Safety
+        /// C API: `ivar` is a symmetric object of this PE.
+        #[no_mangle]
+        pub unsafe extern "C" fn [<shmem_ $name _wait_until>](ivar: *mut $t, cmp: c_int, value: $t) {
+            let call = concat!("shmem_", stringify!($name), "_wait_until");
+            let c = cmp_of(call, cmp);
+            wait(call, || holds(call, ivar, 0, c, value));
+        }
+        /// # Safety
+        /// C API: `ivar` is a symmetric object of this PE.
+        #[no_mangle]
+        pub unsafe extern "C" fn [<shmem_ $name _wait>](ivar: *mut $t, value: $t) {
+            let call = concat!("shmem_", stringify!($name), "_wait");
+            wait(call, || holds(call, ivar, 0, Cmp::Ne, value));
+        }
+        /// # Safety
+        /// C API: `ivar` is a symmetric object of this PE.
+        #[no_mangle]
+        pub unsafe extern "C" fn [<shmem_ $name _test>](ivar: *mut $t, cmp: c_int, value: $t) -> c_int {
+            let call = concat!("shmem_", stringify!($name), "_test");
+            holds(call, ivar, 0, cmp_of(call, cmp), value) as c_int
+        }
+        p2p!(@vec $name $t, [<$name _wait_until_all>], [<$name _wait_until_any>], [<$name _wait_until_some>],
+             [<$name _test_all>], [<$name _test_any>], [<$name _test_some>], value: $t, Values::One(value));
+        p2p!(@vec $name $t, [<$name _wait_until_all_vector>], [<$name _wait_until_any_vector>], [<$name _wait_until_some_vector>],
+             [<$name _test_all_vector>], [<$name _test_any_vector>], [<$name _test_some_vector>], values: *const $t, Values::Each(values));
+    )* } };
+    (@vec $name:ident $t:ty, $wall:ident, $wany:ident, $wsome:ident, $tall:ident, $tany:ident, $tsome:ident,
+     $v:ident : $vt:ty, $vals:expr) => { paste::paste! {
+        /// # Safety
+        /// C API: `ivars` (and `status`, values when given) have `nelems` entries.
+        #[no_mangle]
+        pub unsafe extern "C" fn [<shmem_ $wall>](ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, $v: $vt) {
+            let call = concat!("shmem_", stringify!($wall));
+            let c = cmp_of(call, cmp);
+            wait(call, || test_all(call, ivars, nelems, status, c, $vals));
+        }
+        /// # Safety
+        /// As `wait_until_all`.
+        #[no_mangle]
+        pub unsafe extern "C" fn [<shmem_ $wany>](ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, $v: $vt) -> usize {
+            let call = concat!("shmem_", stringify!($wany));
+            let c = cmp_of(call, cmp);
+            if nelems == 0 || all_excluded(status, nelems) {
+                return usize::MAX;
+            }
+            let mut found = usize::MAX;
+            wait(call, || { found = test_any(call, ivars, nelems, status, c, $vals); found != usize::MAX });
+            found
+        }
+        /// # Safety
+        /// As `wait_until_all`; `indices` has room for `nelems` entries.
+        #[no_mangle]
+        pub unsafe extern "C" fn [<shmem_ $wsome>](ivars: *mut $t, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, $v: $vt) -> usize {
+            let call = concat!("shmem_", stringify!($wsome));
+            let c = cmp_of(call, cmp);
+            if nelems == 0 || all_excluded(status, nelems) {
+                return 0;
+            }
+            let mut k = 0;
+            wait(call, || { k = test_some(call, ivars, nelems, indices, status, c, $vals); k > 0 });
+            k
+        }
+        /// # Safety
+        /// As `wait_until_all`.
+        #[no_mangle]
+        pub unsafe extern "C" fn [<shmem_ $tall>](ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, $v: $vt) -> c_int {
+            let call = concat!("shmem_", stringify!($tall));
+            test_all(call, ivars, nelems, status, cmp_of(call, cmp), $vals) as c_int
+        }
+        /// # Safety
+        /// As `wait_until_all`.
+        #[no_mangle]
+        pub unsafe extern "C" fn [<shmem_ $tany>](ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, $v: $vt) -> usize {
+            let call = concat!("shmem_", stringify!($tany));
+            test_any(call, ivars, nelems, status, cmp_of(call, cmp), $vals)
+        }
+        /// # Safety
+        /// As `wait_until_some`.
+        #[no_mangle]
+        pub unsafe extern "C" fn [<shmem_ $tsome>](ivars: *mut $t, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, $v: $vt) -> usize {
+            let call = concat!("shmem_", stringify!($tsome));
+            test_some(call, ivars, nelems, indices, status, cmp_of(call, cmp), $vals)
+        }
+    } };
+}
+crate::p2p_types!(p2p);
+
+// ------------------------------------------------------------- signals
+
+fn signal_op(call: &str, op: c_int) -> SignalOp {
+    match op {
+        0 => SignalOp::Set,
+        1 => SignalOp::Add,
+        _ => die(call, format!("{op} is not SHMEM_SIGNAL_SET (0) or SHMEM_SIGNAL_ADD (1)")),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn put_signal(
+    call: &str,
+    dest: *mut c_void,
+    src: *const c_void,
+    nbytes: usize,
+    sig: *mut u64,
+    signal: u64,
+    op: c_int,
+    pe: c_int,
+) {
+    let rt = rt(call);
+    let to = sym_ptr::<u8>(call, rt, dest, pe);
+    let s = sym_ptr::<u64>(call, rt, sig as *const c_void, pe);
+    let op = signal_op(call, op);
+    // SAFETY: `src` holds `nbytes` readable bytes (C API contract).
+    let data = unsafe { std::slice::from_raw_parts(src as *const u8, nbytes) };
+    rt.put_with_signal(to, data, s, op, signal).or_die(call)
+}
+
+macro_rules! signal_family {
+    ($($p:ident => $size:expr);* $(;)?) => { paste::paste! { $(
+        with_ctx! { call; [<$p _signal>](dest: *mut c_void, source: *const c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+            put_signal(call, dest, source, nelems * $size, sig_addr, signal, sig_op, pe)
+        } }
+        with_ctx! { call; [<$p _signal_nbi>](dest: *mut c_void, source: *const c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
+            put_signal(call, dest, source, nelems * $size, sig_addr, signal, sig_op, pe)
+        } }
+    )* } };
+}
+macro_rules! typed_signal {
+    ($($name:ident => $t:ty),* $(,)?) => { paste::paste! {
+        signal_family! { $([<$name _put>] => std::mem::size_of::<$t>());* }
+    } };
+}
+crate::rma_types!(typed_signal);
+signal_family! { putmem => 1; put8 => 1; put16 => 2; put32 => 4; put64 => 8; put128 => 16 }
+
+/// `shmem_signal_fetch`: an SC read of this PE's signal word.
+///
+/// # Safety
+/// `sig_addr` is a symmetric `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_signal_fetch(sig_addr: *const u64) -> u64 {
+    let call = "shmem_signal_fetch";
+    let rt = rt(call);
+    rt.atomic(local_ptr::<u64>(call, rt, sig_addr as *const c_void))
+        .read()
+        .or_die(call)
+}
+
+/// `shmem_signal_wait_until`: waits, then returns the signal's value.
+///
+/// # Safety
+/// `sig_addr` is a symmetric `uint64_t` of this PE.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_signal_wait_until(sig_addr: *mut u64, cmp: c_int, value: u64) -> u64 {
+    let call = "shmem_signal_wait_until";
+    let c = cmp_of(call, cmp);
+    wait(call, || holds(call, sig_addr, 0, c, value));
+    // SAFETY: same contract.
+    unsafe { shmem_signal_fetch(sig_addr) }
+}
+
+// --------------------------------------------------------------- locks
+
+thread_local! {
+    /// Locks this thread holds: lock word address -> token of its queue node.
+    static HELD: RefCell<HashMap<u64, u64>> = RefCell::new(HashMap::new());
+}
+
+fn lock_of(call: &str, lock: *mut c_long) -> GlobalLock {
+    let rt = rt(call);
+    GlobalLock::at(sym_ptr::<u64>(call, rt, lock as *const c_void, 0))
+}
+
+/// `shmem_set_lock`.
+///
+/// # Safety
+/// `lock` is a symmetric `long`, zero-initialized on every PE.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_set_lock(lock: *mut c_long) {
+    let call = "shmem_set_lock";
+    if HELD.with(|h| h.borrow().contains_key(&(lock as u64))) {
+        die(call, format!("the lock at {lock:p} is already held by this thread"));
+    }
+    let l = lock_of(call, lock);
+    let token = rt(call).lock_raw(l).or_die(call);
+    HELD.with(|h| h.borrow_mut().insert(lock as u64, token));
+}
+
+/// `shmem_test_lock`: 0 when acquired, 1 when held elsewhere.
+///
+/// # Safety
+/// As `shmem_set_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_test_lock(lock: *mut c_long) -> c_int {
+    let call = "shmem_test_lock";
+    if HELD.with(|h| h.borrow().contains_key(&(lock as u64))) {
+        return 1;
+    }
+    let l = lock_of(call, lock);
+    match rt(call).try_lock_raw(l).or_die(call) {
+        Some(token) => {
+            HELD.with(|h| h.borrow_mut().insert(lock as u64, token));
+            0
+        }
+        None => 1,
+    }
+}
+
+/// `shmem_clear_lock`: releases, after this thread's stores are visible.
+///
+/// # Safety
+/// As `shmem_set_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_clear_lock(lock: *mut c_long) {
+    let call = "shmem_clear_lock";
+    let Some(token) = HELD.with(|h| h.borrow_mut().remove(&(lock as u64))) else {
+        die(call, format!("the lock at {lock:p} is not held by this thread"));
+    };
+    let l = lock_of(call, lock);
+    let rt = rt(call);
+    rt.quiet().or_die(call);
+    rt.unlock_raw(l, token).or_die(call);
+}
