@@ -68,13 +68,18 @@ impl Heap {
     /// Maps `size` bytes (rounded up to pages), anonymous and private.
     pub fn new(size: usize) -> Result<Heap> {
         let size = Self::round(size);
-        // SAFETY: anonymous private mapping with no address hint; checked below.
+        let at = reserve_aligned(size);
+        if at == libc::MAP_FAILED {
+            return Self::from_mapping(at, size, None);
+        }
+        // SAFETY: anonymous private mapping over the range reserve_aligned
+        // just reserved for it (MAP_FIXED replaces only that reservation).
         let p = unsafe {
             libc::mmap(
-                std::ptr::null_mut(),
+                at,
                 size,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
                 -1,
                 0,
             )
@@ -108,7 +113,23 @@ impl Heap {
         if unsafe { libc::ftruncate(fd.as_raw_fd(), size as libc::off_t) } != 0 {
             return Err(err("ftruncate"));
         }
-        let p = map_shared(fd.as_raw_fd(), size);
+        let at = reserve_aligned(size);
+        if at == libc::MAP_FAILED {
+            return Self::from_mapping(at, size, Some(fd));
+        }
+        // SAFETY: a shared mapping of the descriptor we hold over the range
+        // reserve_aligned just reserved for it (MAP_FIXED replaces only that
+        // reservation); the kernel says MAP_FAILED otherwise.
+        let p = unsafe {
+            libc::mmap(
+                at,
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_NORESERVE | libc::MAP_FIXED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
         Self::from_mapping(p, size, Some(fd))
     }
 
@@ -369,6 +390,49 @@ impl Heap {
         }
         Ok(())
     }
+}
+
+/// Alignment of every heap's base address. Symmetric allocations share an
+/// offset on every locale, so an alignment of the *address* (OpenSHMEM's
+/// `shmem_align`) holds everywhere only if the bases agree modulo it: with
+/// bases aligned to 1 GiB (address space only: the rest of the reservation
+/// is given back), any alignment up to 1 GiB does.
+pub const HEAP_BASE_ALIGN: usize = 1 << 30;
+
+/// Reserves (PROT_NONE) `size` bytes at an address aligned to
+/// [`HEAP_BASE_ALIGN`], for the heap's mapping to replace; `MAP_FAILED`
+/// on failure.
+fn reserve_aligned(size: usize) -> *mut libc::c_void {
+    let span = size + HEAP_BASE_ALIGN;
+    // SAFETY: an anonymous PROT_NONE reservation with no address hint.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            span,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return p;
+    }
+    let start = p as usize;
+    let aligned = start.next_multiple_of(HEAP_BASE_ALIGN);
+    let head = aligned - start;
+    let tail = span - head - size;
+    // SAFETY: both ranges lie inside the reservation just made and are not
+    // used by anything else; unmapping them leaves [aligned, aligned+size).
+    unsafe {
+        if head > 0 {
+            libc::munmap(p, head);
+        }
+        if tail > 0 {
+            libc::munmap((aligned + size) as *mut libc::c_void, tail);
+        }
+    }
+    aligned as *mut libc::c_void
 }
 
 /// Maps the first `size` bytes of `fd` shared, read-write, without reserving

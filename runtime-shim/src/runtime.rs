@@ -310,6 +310,16 @@ impl Runtime {
                 reason: "not a power of two".into(),
             });
         }
+        if align > comm_ofi::heap::HEAP_BASE_ALIGN {
+            return Err(Error::InvalidLength {
+                what: "symmetric allocation alignment",
+                len: align as u64,
+                reason: format!(
+                    "above {} bytes, the alignment every locale's heap base has",
+                    comm_ofi::heap::HEAP_BASE_ALIGN
+                ),
+            });
+        }
         let heap = self.comm.heap();
         let align = align.max(64);
         let world = self.world();

@@ -477,17 +477,19 @@ impl Team {
     pub fn broadcast<T: Pod>(&self, root: usize, data: &[T]) -> Result<Vec<T>> {
         self.locale_of(root)?;
         let me = self.inner.me;
-        let mine = as_bytes(data).to_vec();
+        // Length-prefixed, so that an empty broadcast still sends the root's
+        // slot (the others wait for it).
+        let mine = len_prefixed(data);
         let got = self.exchange(
             "broadcast",
             |_| Ok(if me == root { mine.clone() } else { Vec::new() }),
             |from| from == root && me != root,
         )?;
-        Ok(if me == root {
-            data.to_vec()
-        } else {
-            vec_from_bytes(&got[root])
-        })
+        if me == root {
+            return Ok(data.to_vec());
+        }
+        let mut parts = self.unprefix::<T>(&got[root..=root])?;
+        Ok(parts.pop().expect("one part"))
     }
 
     /// Reduce: every member's `data` (same length everywhere) combined

@@ -440,7 +440,21 @@ void shmem_barrier_all(void);
 void shmem_sync_all(void);
 int shmem_team_sync(shmem_team_t team);
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
-void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+void pgas_shmem_sync_active_set(int PE_start, int logPE_stride, int PE_size, long *pSync);
+#if defined(__cplusplus)
+}
+static inline int shmem_sync(shmem_team_t team) { return shmem_team_sync(team); }
+static inline void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    pgas_shmem_sync_active_set(PE_start, logPE_stride, PE_size, pSync);
+}
+extern "C" {
+#else
+/* shmem_sync(team) (1.5) or shmem_sync(PE_start, logPE_stride, PE_size, pSync). */
+#define PGAS_SYNC_N4(_1, _2, _3, _4, NAME, ...) NAME
+#define shmem_sync(...) \
+    PGAS_SYNC_N4(__VA_ARGS__, pgas_shmem_sync_active_set, ~, ~, shmem_team_sync, ~)(__VA_ARGS__)
+#endif
 
 #define PGAS_DECL_MOVE(T, N)                                                               \
     int shmem_##N##_broadcast(shmem_team_t team, T *dest, const T *source, size_t nelems, \

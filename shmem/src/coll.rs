@@ -78,9 +78,10 @@ pub extern "C" fn shmem_team_sync(team_h: *mut c_void) -> c_int {
     }
 }
 
-/// `shmem_sync` (deprecated active-set form).
+/// `shmem_sync` (deprecated active-set form; `shmem.h` tells it from the
+/// 1.5 team form, `shmem_team_sync`, by the number of arguments).
 #[no_mangle]
-pub extern "C" fn shmem_sync(start: c_int, log_stride: c_int, size: c_int, psync: *mut i64) {
+pub extern "C" fn pgas_shmem_sync_active_set(start: c_int, log_stride: c_int, size: c_int, psync: *mut i64) {
     let call = "shmem_sync";
     let _ = psync;
     active_set(call, start, log_stride, size).barrier().or_die(call);

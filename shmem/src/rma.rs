@@ -16,10 +16,12 @@ use std::ffi::{c_int, c_void};
 #[inline]
 pub(crate) fn put_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usize, pe: c_int) {
     let rt = rt(call);
-    let to = sym_ptr::<u8>(call, rt, dest, pe);
     if nbytes == 0 {
+        // A zero-length transfer is a no-op (its addresses may be NULL).
+        crate::check_pe(call, rt, pe);
         return;
     }
+    let to = sym_ptr::<u8>(call, rt, dest, pe);
     // SAFETY: the caller passes `nbytes` readable bytes at `src` (the C API's
     // contract for the source buffer); it is only read for this call.
     let data = unsafe { std::slice::from_raw_parts(src as *const u8, nbytes) };
@@ -30,10 +32,11 @@ pub(crate) fn put_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbyte
 #[inline]
 pub(crate) fn get_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usize, pe: c_int) {
     let rt = rt(call);
-    let from = sym_ptr::<u8>(call, rt, src, pe);
     if nbytes == 0 {
+        crate::check_pe(call, rt, pe);
         return;
     }
+    let from = sym_ptr::<u8>(call, rt, src, pe);
     // SAFETY: the caller passes `nbytes` writable bytes at `dest`, not used by
     // anything else during the call (the C API's contract).
     let buf = unsafe { std::slice::from_raw_parts_mut(dest as *mut u8, nbytes) };

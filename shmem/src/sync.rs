@@ -327,9 +327,18 @@ pub(crate) fn put_signal(
     pe: c_int,
 ) {
     let rt = rt(call);
-    let to = sym_ptr::<u8>(call, rt, dest, pe);
     let s = sym_ptr::<u64>(call, rt, sig as *const c_void, pe);
     let op = signal_op(call, op);
+    if nbytes == 0 {
+        // No data (its addresses may be NULL): the signal alone.
+        let a = rt.atomic(s);
+        return match op {
+            SignalOp::Set => a.write(signal),
+            SignalOp::Add => a.add(signal),
+        }
+        .or_die(call);
+    }
+    let to = sym_ptr::<u8>(call, rt, dest, pe);
     // SAFETY: `src` holds `nbytes` readable bytes (C API contract).
     let data = unsafe { std::slice::from_raw_parts(src as *const u8, nbytes) };
     rt.put_with_signal(to, data, s, op, signal).or_die(call)
