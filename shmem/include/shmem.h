@@ -147,7 +147,8 @@ typedef struct {
     X(uint8_t, uint8) X(uint16_t, uint16) X(uint32_t, uint32)               \
     X(uint64_t, uint64) X(size_t, size) X(float, float) X(double, double)   \
     X(long double, longdouble)
-#if defined(__cplusplus)
+/* C, and C++ compilers that take _Complex (GCC, Clang), have the complex rows. */
+#if defined(__cplusplus) && !defined(__GNUC__)
 #define PGAS_SHMEM_REDUCE_ARITH_TYPES(X) PGAS_SHMEM_REDUCE_MINMAX_TYPES(X)
 #else
 #define PGAS_SHMEM_REDUCE_ARITH_TYPES(X)                                     \
@@ -158,7 +159,7 @@ typedef struct {
     X(short, short) X(int, int) X(long, long) X(long long, longlong)
 #define PGAS_SHMEM_TO_ALL_FLOAT_TYPES(X)                                     \
     X(float, float) X(double, double) X(long double, longdouble)
-#if defined(__cplusplus)
+#if defined(__cplusplus) && !defined(__GNUC__)
 #define PGAS_SHMEM_TO_ALL_ARITH_TYPES(X)                                     \
     PGAS_SHMEM_TO_ALL_INT_TYPES(X) PGAS_SHMEM_TO_ALL_FLOAT_TYPES(X)
 #else
