@@ -2,5 +2,7 @@
 //! arithmetic: no Rust type has its representation).
 fn main() {
     println!("cargo:rerun-if-changed=src/ldouble.c");
-    cc::Build::new().file("src/ldouble.c").compile("pgas_shmem_ldouble");
+    cc::Build::new()
+        .file("src/ldouble.c")
+        .compile("pgas_shmem_ldouble");
 }

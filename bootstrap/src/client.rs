@@ -330,7 +330,11 @@ impl LauncherOob {
             io::stderr(),
             "pgas locale {}: {}: {msg} (the launcher did not answer)",
             inner.rank,
-            if status.is_some() { "global exit" } else { "abort" }
+            if status.is_some() {
+                "global exit"
+            } else {
+                "abort"
+            }
         );
         std::process::exit(status.unwrap_or(STOPPED_EXIT_CODE))
     }

@@ -416,9 +416,7 @@ impl PmixOob {
             });
         // SAFETY: `cmsg` is NUL-terminated and live for the call; NULL procs
         // = every process of our namespace.
-        let rc = unsafe {
-            (self.inner.lib.abort)(status, cmsg.as_ptr(), std::ptr::null_mut(), 0)
-        };
+        let rc = unsafe { (self.inner.lib.abort)(status, cmsg.as_ptr(), std::ptr::null_mut(), 0) };
         if rc == ffi::SUCCESS {
             // The launcher prints the message and kills the job, us included.
             std::thread::sleep(ABORT_WAIT);

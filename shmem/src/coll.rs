@@ -81,10 +81,17 @@ pub extern "C" fn shmem_team_sync(team_h: *mut c_void) -> c_int {
 /// `shmem_sync` (deprecated active-set form; `shmem.h` tells it from the
 /// 1.5 team form, `shmem_team_sync`, by the number of arguments).
 #[no_mangle]
-pub extern "C" fn pgas_shmem_sync_active_set(start: c_int, log_stride: c_int, size: c_int, psync: *mut i64) {
+pub extern "C" fn pgas_shmem_sync_active_set(
+    start: c_int,
+    log_stride: c_int,
+    size: c_int,
+    psync: *mut i64,
+) {
     let call = "shmem_sync";
     let _ = psync;
-    active_set(call, start, log_stride, size).barrier().or_die(call);
+    active_set(call, start, log_stride, size)
+        .barrier()
+        .or_die(call);
 }
 
 /// `shmem_barrier` (deprecated): quiet, then a barrier of the active set.
@@ -99,9 +106,20 @@ pub extern "C" fn shmem_barrier(start: c_int, log_stride: c_int, size: c_int, ps
 
 // ------------------------------------------------------- data movement
 
-fn broadcast(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, len: usize, root: c_int, to_root: bool) {
+fn broadcast(
+    call: &str,
+    t: &Team,
+    dest: *mut c_void,
+    src: *const c_void,
+    len: usize,
+    root: c_int,
+    to_root: bool,
+) {
     if root < 0 || root as usize >= t.size() {
-        die(call, format!("PE_root {root} is not in the team of {} PEs", t.size()));
+        die(
+            call,
+            format!("PE_root {root} is not in the team of {} PEs", t.size()),
+        );
     }
     let me_root = t.rank() == root as usize;
     let data = if me_root { bytes(src, len) } else { &[] };
@@ -111,7 +129,17 @@ fn broadcast(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, len: u
     }
 }
 
-fn alltoalls(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, dst: isize, sst: isize, nelems: usize, size: usize) {
+#[allow(clippy::too_many_arguments)]
+fn alltoalls(
+    call: &str,
+    t: &Team,
+    dest: *mut c_void,
+    src: *const c_void,
+    dst: isize,
+    sst: isize,
+    nelems: usize,
+    size: usize,
+) {
     let n = t.size();
     let mut packed = Vec::with_capacity(n * nelems * size);
     for j in 0..n * nelems {
@@ -330,19 +358,40 @@ impl LongDouble {
 }
 
 impl Combine for LongDouble {
-    fn sum(self, o: Self) -> Self { self.op(0, o) }
-    fn prod(self, o: Self) -> Self { self.op(1, o) }
-    fn min(self, o: Self) -> Self { self.op(2, o) }
-    fn max(self, o: Self) -> Self { self.op(3, o) }
-    fn and(self, _: Self) -> Self { unreachable!("no bitwise reduction of long double") }
-    fn or(self, _: Self) -> Self { unreachable!("no bitwise reduction of long double") }
-    fn xor(self, _: Self) -> Self { unreachable!("no bitwise reduction of long double") }
+    fn sum(self, o: Self) -> Self {
+        self.op(0, o)
+    }
+    fn prod(self, o: Self) -> Self {
+        self.op(1, o)
+    }
+    fn min(self, o: Self) -> Self {
+        self.op(2, o)
+    }
+    fn max(self, o: Self) -> Self {
+        self.op(3, o)
+    }
+    fn and(self, _: Self) -> Self {
+        unreachable!("no bitwise reduction of long double")
+    }
+    fn or(self, _: Self) -> Self {
+        unreachable!("no bitwise reduction of long double")
+    }
+    fn xor(self, _: Self) -> Self {
+        unreachable!("no bitwise reduction of long double")
+    }
 }
 
 /// Reduces `nreduce` elements of `source` over `t` into `dest` (which may
 /// be `source`): every member's block is gathered, then combined in rank
 /// order, so every member computes the same result.
-fn reduce<T: Combine>(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, nreduce: usize, f: fn(T, T) -> T) {
+fn reduce<T: Combine>(
+    call: &str,
+    t: &Team,
+    dest: *mut c_void,
+    src: *const c_void,
+    nreduce: usize,
+    f: fn(T, T) -> T,
+) {
     let size = std::mem::size_of::<T>();
     let len = nreduce * size;
     let all = t.fcollect::<u8>(bytes(src, len)).or_die(call);

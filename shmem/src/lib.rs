@@ -82,7 +82,10 @@ pub(crate) fn check_pe(call: &str, rt: &Runtime, pe: i32) -> usize {
     if pe < 0 || pe as usize >= rt.num_locales() {
         die(
             call,
-            format!("PE {pe} is out of range (the job has PEs 0..{})", rt.num_locales()),
+            format!(
+                "PE {pe} is out of range (the job has PEs 0..{})",
+                rt.num_locales()
+            ),
         );
     }
     pe as usize

@@ -102,7 +102,11 @@ pub unsafe extern "C" fn shmem_realloc(ptr: *mut c_void, size: usize) -> *mut c_
     if ptr.is_null() {
         return alloc(call, size, 64);
     }
-    let old = match ALLOCS.lock().get_or_insert_with(HashMap::new).get(&(ptr as u64)) {
+    let old = match ALLOCS
+        .lock()
+        .get_or_insert_with(HashMap::new)
+        .get(&(ptr as u64))
+    {
         Some(d) => d.len(),
         None => die(call, format!("{ptr:p} is not a live symmetric allocation")),
     };
@@ -149,7 +153,9 @@ pub extern "C" fn shmem_addr_accessible(addr: *const c_void, pe: c_int) -> c_int
     }
     let comm = rt.comm();
     let a = addr as u64;
-    (comm.symmetric(GlobalAddr::new(rt.here(), a), pe as usize).is_ok()
+    (comm
+        .symmetric(GlobalAddr::new(rt.here(), a), pe as usize)
+        .is_ok()
         || comm.static_addr(a, pe as usize).is_ok()) as c_int
 }
 

@@ -14,7 +14,13 @@ use std::ffi::{c_int, c_void};
 
 /// PUT of `nbytes` bytes from `src` (local) to `dest` on `pe`.
 #[inline]
-pub(crate) fn put_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usize, pe: c_int) {
+pub(crate) fn put_bytes(
+    call: &str,
+    dest: *mut c_void,
+    src: *const c_void,
+    nbytes: usize,
+    pe: c_int,
+) {
     let rt = rt(call);
     if nbytes == 0 {
         // A zero-length transfer is a no-op (its addresses may be NULL).
@@ -30,7 +36,13 @@ pub(crate) fn put_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbyte
 
 /// GET of `nbytes` bytes from `src` on `pe` into `dest` (local).
 #[inline]
-pub(crate) fn get_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usize, pe: c_int) {
+pub(crate) fn get_bytes(
+    call: &str,
+    dest: *mut c_void,
+    src: *const c_void,
+    nbytes: usize,
+    pe: c_int,
+) {
     let rt = rt(call);
     if nbytes == 0 {
         crate::check_pe(call, rt, pe);

@@ -27,11 +27,18 @@ fn symmetric_size(call: &str) -> Option<usize> {
         Some('T') => (&t[..t.len() - 1], 1 << 40),
         _ => (t, 1),
     };
-    match num.trim().parse::<usize>().ok().and_then(|n| n.checked_mul(mult)) {
+    match num
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+    {
         Some(n) if n > 0 => Some(n),
         _ => die(
             call,
-            format!("SHMEM_SYMMETRIC_SIZE={v:?} is not a size (bytes, or a number with K, M, G or T)"),
+            format!(
+                "SHMEM_SYMMETRIC_SIZE={v:?} is not a size (bytes, or a number with K, M, G or T)"
+            ),
         ),
     }
 }
@@ -101,7 +108,10 @@ pub extern "C" fn shmem_finalize() {
 pub extern "C" fn shmem_global_exit(status: c_int) {
     let call = "shmem_global_exit";
     let rt = rt(call);
-    rt.global_exit(status, &format!("{call}({status}) called by PE {}", rt.here()));
+    rt.global_exit(
+        status,
+        &format!("{call}({status}) called by PE {}", rt.here()),
+    );
 }
 
 /// `shmem_my_pe`.

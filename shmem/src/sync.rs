@@ -175,11 +175,25 @@ impl<T: Copy> Values<T> {
     }
 }
 
-fn test_all<T: Atom>(call: &str, iv: *const T, n: usize, st: *const c_int, cmp: Cmp, v: Values<T>) -> bool {
+fn test_all<T: Atom>(
+    call: &str,
+    iv: *const T,
+    n: usize,
+    st: *const c_int,
+    cmp: Cmp,
+    v: Values<T>,
+) -> bool {
     (0..n).all(|i| excluded(st, i) || holds(call, iv, i, cmp, v.at(i)))
 }
 
-fn test_any<T: Atom>(call: &str, iv: *const T, n: usize, st: *const c_int, cmp: Cmp, v: Values<T>) -> usize {
+fn test_any<T: Atom>(
+    call: &str,
+    iv: *const T,
+    n: usize,
+    st: *const c_int,
+    cmp: Cmp,
+    v: Values<T>,
+) -> usize {
     (0..n)
         .find(|&i| !excluded(st, i) && holds(call, iv, i, cmp, v.at(i)))
         .unwrap_or(usize::MAX)
@@ -311,7 +325,10 @@ fn signal_op(call: &str, op: c_int) -> SignalOp {
     match op {
         0 => SignalOp::Set,
         1 => SignalOp::Add,
-        _ => die(call, format!("{op} is not SHMEM_SIGNAL_SET (0) or SHMEM_SIGNAL_ADD (1)")),
+        _ => die(
+            call,
+            format!("{op} is not SHMEM_SIGNAL_SET (0) or SHMEM_SIGNAL_ADD (1)"),
+        ),
     }
 }
 
@@ -380,7 +397,11 @@ pub unsafe extern "C" fn shmem_signal_fetch(sig_addr: *const u64) -> u64 {
 /// # Safety
 /// `sig_addr` is a symmetric `uint64_t` of this PE.
 #[no_mangle]
-pub unsafe extern "C" fn shmem_signal_wait_until(sig_addr: *mut u64, cmp: c_int, value: u64) -> u64 {
+pub unsafe extern "C" fn shmem_signal_wait_until(
+    sig_addr: *mut u64,
+    cmp: c_int,
+    value: u64,
+) -> u64 {
     let call = "shmem_signal_wait_until";
     let c = cmp_of(call, cmp);
     wait(call, || holds(call, sig_addr, 0, c, value));
@@ -408,7 +429,10 @@ fn lock_of(call: &str, lock: *mut c_long) -> GlobalLock {
 pub unsafe extern "C" fn shmem_set_lock(lock: *mut c_long) {
     let call = "shmem_set_lock";
     if HELD.with(|h| h.borrow().contains_key(&(lock as u64))) {
-        die(call, format!("the lock at {lock:p} is already held by this thread"));
+        die(
+            call,
+            format!("the lock at {lock:p} is already held by this thread"),
+        );
     }
     let l = lock_of(call, lock);
     let token = rt(call).lock_raw(l).or_die(call);
@@ -443,7 +467,10 @@ pub unsafe extern "C" fn shmem_test_lock(lock: *mut c_long) -> c_int {
 pub unsafe extern "C" fn shmem_clear_lock(lock: *mut c_long) {
     let call = "shmem_clear_lock";
     let Some(token) = HELD.with(|h| h.borrow_mut().remove(&(lock as u64))) else {
-        die(call, format!("the lock at {lock:p} is not held by this thread"));
+        die(
+            call,
+            format!("the lock at {lock:p} is not held by this thread"),
+        );
     };
     let l = lock_of(call, lock);
     let rt = rt(call);

@@ -60,15 +60,24 @@ pub(crate) fn init_teams(call: &str) {
     let mut t = TEAMS.lock();
     t.clear();
     t.push(None);
-    t.push(Some(Arc::new(ShTeam { team: world, num_contexts: 0 })));
-    t.push(Some(Arc::new(ShTeam { team: shared, num_contexts: 0 })));
+    t.push(Some(Arc::new(ShTeam {
+        team: world,
+        num_contexts: 0,
+    })));
+    t.push(Some(Arc::new(ShTeam {
+        team: shared,
+        num_contexts: 0,
+    })));
 }
 
 /// The team of handle `h`; an invalid or destroyed handle ends the job.
 pub(crate) fn team_of(call: &str, h: usize) -> Arc<ShTeam> {
     match TEAMS.lock().get(h) {
         Some(Some(t)) => t.clone(),
-        _ => die(call, format!("{h:#x} is not a valid team (SHMEM_TEAM_INVALID or destroyed)")),
+        _ => die(
+            call,
+            format!("{h:#x} is not a valid team (SHMEM_TEAM_INVALID or destroyed)"),
+        ),
     }
 }
 
@@ -150,7 +159,12 @@ fn config_contexts(config: *const TeamConfig, mask: c_long) -> c_int {
 
 /// Writes a new team's handle (or INVALID) where the caller asked.
 fn give(out: *mut *mut c_void, t: Option<Team>, ctxs: c_int) {
-    let h = t.map_or(0, |team| add_team(ShTeam { team, num_contexts: ctxs }));
+    let h = t.map_or(0, |team| {
+        add_team(ShTeam {
+            team,
+            num_contexts: ctxs,
+        })
+    });
     if !out.is_null() {
         // SAFETY: writable (C API contract, checked non-NULL).
         unsafe { out.write(h as *mut c_void) };
@@ -249,7 +263,10 @@ pub unsafe extern "C" fn shmem_team_split_2d(
 pub extern "C" fn shmem_team_destroy(team: *mut c_void) {
     let h = team as usize;
     if h == TEAM_WORLD || h == TEAM_SHARED {
-        die("shmem_team_destroy", "SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED cannot be destroyed");
+        die(
+            "shmem_team_destroy",
+            "SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED cannot be destroyed",
+        );
     }
     if let Some(slot) = TEAMS.lock().get_mut(h) {
         *slot = None;
@@ -261,7 +278,11 @@ pub extern "C" fn shmem_team_destroy(team: *mut c_void) {
 /// # Safety
 /// `dest` is a symmetric address.
 #[no_mangle]
-pub unsafe extern "C" fn shmem_team_ptr(team: *mut c_void, dest: *const c_void, pe: c_int) -> *mut c_void {
+pub unsafe extern "C" fn shmem_team_ptr(
+    team: *mut c_void,
+    dest: *const c_void,
+    pe: c_int,
+) -> *mut c_void {
     let Some(t) = try_team(team) else {
         return std::ptr::null_mut();
     };

@@ -451,7 +451,10 @@ impl Job {
             Msg::GlobalExit { status, msg } => {
                 // The program's own end of the job: its status is the job's.
                 let who = self.who(rank);
-                self.fail(status, format!("{who} ended the job with status {status}: {msg}"));
+                self.fail(
+                    status,
+                    format!("{who} ended the job with status {status}: {msg}"),
+                );
             }
             Msg::Guard => {
                 tracing::debug!(rank, "locale must finalize before it exits");

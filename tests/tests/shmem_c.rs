@@ -1,0 +1,176 @@
+//! The OpenSHMEM library (`shmem/`) from C, as a user builds and runs a
+//! program: `tests/c/shmem_smoke.c` compiled with `shmem/bin/oshcc` and run
+//! with `shmem/bin/oshrun` on 2 and 4 PEs, on the mapped path and on
+//! tcp;ofi_rxm (fabric path), every PE's results checked; then the
+//! job-ending calls: `shmem_global_exit(7)` ends the job with status 7,
+//! and a PE out of range ends it with a message naming the call and the PE.
+//! (The public test suite runs in `scripts/sos`.)
+
+use pgas_tests::{build_once, target_dir};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Builds the library and compiles the smoke program once.
+fn program() -> PathBuf {
+    static PROG: OnceLock<PathBuf> = OnceLock::new();
+    PROG.get_or_init(|| {
+        build_once();
+        let dir = target_dir();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut b = Command::new(cargo);
+        b.args(["build", "--quiet", "-p", "pgas-shmem", "--lib"]);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            b.arg("--release");
+        }
+        let st = b
+            .arg("--manifest-path")
+            .arg(workspace().join("Cargo.toml"))
+            .status()
+            .expect("cargo build");
+        assert!(st.success(), "building libpgas_shmem failed");
+        let out = dir.join("shmem_smoke");
+        let cc = Command::new(workspace().join("shmem/bin/oshcc"))
+            .env("PGAS_SHMEM_LIBDIR", &dir)
+            .args(["-std=c11", "-Wall", "-Werror", "-O1", "-o"])
+            .arg(&out)
+            .arg(workspace().join("tests/c/shmem_smoke.c"))
+            .output()
+            .expect("run oshcc");
+        assert!(
+            cc.status.success(),
+            "oshcc failed:\n{}",
+            String::from_utf8_lossy(&cc.stderr)
+        );
+        out
+    })
+    .clone()
+}
+
+fn oshrun(np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(workspace().join("shmem/bin/oshrun"));
+    c.env("PGAS_RUN", target_dir().join("pgasrun"))
+        .env("PGAS_NUM_WORKERS", "1")
+        .arg("-np")
+        .arg(np.to_string())
+        .arg(program())
+        .args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run oshrun")
+}
+
+/// The CHECK line of every PE, as key=value maps, by PE.
+fn checks(out: &Output) -> Vec<std::collections::HashMap<String, String>> {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut v: Vec<_> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("CHECK "))
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<std::collections::HashMap<_, _>>()
+        })
+        .collect();
+    v.sort_by_key(|m| m["pe"].parse::<usize>().unwrap());
+    v
+}
+
+fn run_smoke(np: usize, env: &[(&str, &str)], mapped: bool) {
+    let out = oshrun(np, &[], env);
+    let what = format!("{np} PEs {env:?}");
+    assert!(
+        out.status.success(),
+        "{what}: exit {:?}\n{}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = checks(&out);
+    assert_eq!(c.len(), np, "{what}: one CHECK line per PE");
+    let n = np as i64;
+    for (me, m) in c.iter().enumerate() {
+        let me = me as i64;
+        let left = (me + n - 1) % n;
+        let want = [
+            ("n", n.to_string()),
+            ("from_left", (100 + left).to_string()),
+            ("counter", (50 * n).to_string()),
+            ("locked", (10 * n).to_string()),
+            ("signal_data", (6 * left).to_string()),
+            ("sum", (n * (n + 1) / 2).to_string()),
+            ("max", n.to_string()),
+            ("fcollect", (100 * n + n * (n - 1) / 2).to_string()),
+            (
+                "even_n",
+                if me % 2 == 0 {
+                    ((n + 1) / 2).to_string()
+                } else {
+                    "-1".into()
+                },
+            ),
+            (
+                "even_sum",
+                if me % 2 == 0 {
+                    (0..n).step_by(2).sum::<i64>().to_string()
+                } else {
+                    "-1".into()
+                },
+            ),
+            ("zsum", format!("{}+{}i", n * (n - 1) / 2, n)),
+            ("ptr", if mapped { "mapped" } else { "null" }.into()),
+        ];
+        for (k, v) in want {
+            assert_eq!(m[k], v, "{what}: PE {me}: {k}");
+        }
+    }
+}
+
+#[test]
+fn smoke_program_on_the_mapped_path() {
+    run_smoke(2, &[], true);
+    run_smoke(4, &[], true);
+}
+
+#[test]
+fn smoke_program_on_the_fabric_path() {
+    let tcp = [
+        ("PGAS_PROVIDER", "tcp;ofi_rxm"),
+        ("PGAS_LOCAL_PATH", "fabric"),
+    ];
+    run_smoke(2, &tcp, false);
+    run_smoke(4, &tcp, false);
+}
+
+#[test]
+fn global_exit_ends_the_job_with_its_status() {
+    let out = oshrun(3, &["global-exit"], &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(7),
+        "stderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("shmem_global_exit(7)"),
+        "says who ended it:\n{err}"
+    );
+}
+
+#[test]
+fn a_pe_out_of_range_ends_the_job_naming_the_call_and_the_pe() {
+    let out = oshrun(2, &["bad-pe"], &[]);
+    assert!(!out.status.success(), "must fail");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("shmem_long_p") && err.contains("PE 5 is out of range"),
+        "message names call and PE:\n{err}"
+    );
+}
