@@ -174,3 +174,34 @@ fn a_pe_out_of_range_ends_the_job_naming_the_call_and_the_pe() {
         "message names call and PE:\n{err}"
     );
 }
+
+#[test]
+fn under_mpirun_the_library_bootstraps_through_pmix_and_global_exit_sets_the_status() {
+    let prog = program();
+    let mpirun = |args: &[&str]| {
+        Command::new("mpirun")
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .env("PGAS_NUM_WORKERS", "1")
+            .args(["--oversubscribe", "-n", "2"])
+            .arg(&prog)
+            .args(args)
+            .output()
+            .expect("run mpirun (scripts/setup installs openmpi-bin)")
+    };
+    let out = mpirun(&[]);
+    assert!(
+        out.status.success(),
+        "mpirun smoke: {:?}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(checks(&out).len(), 2, "one CHECK line per PE");
+    let out = mpirun(&["global-exit"]);
+    assert_eq!(
+        out.status.code(),
+        Some(7),
+        "PMIx_Abort carries the status:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
