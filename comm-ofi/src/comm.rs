@@ -335,10 +335,16 @@ impl Comm {
         }
 
         // Locale 0 chooses; the others resolve exactly its choice.
+        let colocated = hosts
+            .keys
+            .iter()
+            .enumerate()
+            .any(|(i, k)| hosts.keys[..i].contains(k));
         let req = SelectRequest {
             provider: cfg.provider.clone(),
             mode: cfg.mode,
             single_host,
+            colocated,
             want_atomics: cfg.native_amo,
         };
         let mine = if me == 0 {
@@ -358,7 +364,13 @@ impl Comm {
                         let mode: Mode = mode
                             .parse()
                             .map_err(|_| exchange_err(format!("bad mode from locale 0: {mode}")))?;
-                        select::resolve(prov, mode, *atomics == "1", domain)?
+                        select::resolve(
+                            prov,
+                            mode,
+                            *atomics == "1",
+                            domain,
+                            select::reach_caps(single_host, colocated),
+                        )?
                     }
                     ["ERR", msg] => {
                         return Err(Error::NoProvider(format!(

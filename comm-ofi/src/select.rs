@@ -26,6 +26,9 @@ pub struct SelectRequest {
     pub mode: Option<Mode>,
     /// All locales run on this host (so `shm` can reach all of them).
     pub single_host: bool,
+    /// Some host holds several locales of the job (they talk to each other
+    /// through the provider too, unless the mapped path carries it).
+    pub colocated: bool,
     /// Ask for native atomics (`PGAS_NATIVE_AMO=0` turns them off).
     pub want_atomics: bool,
 }
@@ -90,10 +93,26 @@ pub fn missing_order(mode: Mode, tx: u64, rx: u64) -> u64 {
     required_order(mode) & !(tx & rx)
 }
 
-/// Builds the hints for one mode attempt.
-fn hints(mode: Mode, atomics: bool, provider: Option<&str>) -> Info {
+/// The communication scope a job needs in the hints: nothing on one host
+/// (every provider is asked as it comes, `shm` included, which offers only
+/// `FI_LOCAL_COMM`), `FI_REMOTE_COMM` across hosts, and `FI_LOCAL_COMM`
+/// as well where a host holds several locales. Without `FI_REMOTE_COMM` in
+/// the hints, tcp;ofi_rxm and udp;ofi_rxd return entries without it, which
+/// a multi-host job cannot use.
+pub fn reach_caps(single_host: bool, colocated: bool) -> u64 {
+    if single_host {
+        0
+    } else if colocated {
+        sys::FI_REMOTE_COMM | sys::FI_LOCAL_COMM
+    } else {
+        sys::FI_REMOTE_COMM
+    }
+}
+
+/// Builds the hints for one mode attempt (`reach`: [`reach_caps`]).
+fn hints(mode: Mode, atomics: bool, provider: Option<&str>, reach: u64) -> Info {
     let mut h = Info::hints();
-    let mut caps = BASE_CAPS;
+    let mut caps = BASE_CAPS | reach;
     let order = required_order(mode);
     let mut op_flags = sys::FI_COMPLETION;
     match mode {
@@ -167,7 +186,15 @@ fn usable(c: &Candidate, req: &SelectRequest) -> bool {
     if !req.single_host && (prov.starts_with("shm") || !c.info.has_caps(sys::FI_REMOTE_COMM)) {
         return false;
     }
+    // Across hosts a loopback interface reaches nobody else.
+    if !req.single_host && is_loopback(&c.info.domain_name()) {
+        return false;
+    }
     true
+}
+
+fn is_loopback(domain: &str) -> bool {
+    domain == "lo" || domain.starts_with("127.") || domain == "::1"
 }
 
 fn provider_matches(prov: &str, wanted: &str) -> bool {
@@ -187,7 +214,12 @@ fn gather(req: &SelectRequest, provider: Option<&str>) -> Result<Vec<Candidate>>
             (_, false) => &[false],
         };
         for &atomics in atomic_choices {
-            let h = hints(mode, atomics, provider);
+            let h = hints(
+                mode,
+                atomics,
+                provider,
+                reach_caps(req.single_host, req.colocated),
+            );
             if let Some(list) = Info::getinfo(&h)? {
                 for info in list.entries() {
                     out.push(Candidate {
@@ -207,7 +239,8 @@ pub fn available_providers(single_host: bool) -> Result<Vec<String>> {
     let mut names: Vec<String> = Vec::new();
     for mode in Mode::PREFERENCE {
         for atomics in [true, false] {
-            if let Some(list) = Info::getinfo(&hints(mode, atomics, None))? {
+            let reach = reach_caps(single_host, true);
+            if let Some(list) = Info::getinfo(&hints(mode, atomics, None, reach))? {
                 for i in list.entries() {
                     let n = i.prov_name();
                     if !names.contains(&n) && !n.contains("ofi_mrail") {
@@ -227,6 +260,7 @@ pub fn modes_of(provider: &str, single_host: bool) -> Result<Vec<Mode>> {
         provider: Some(provider.to_string()),
         mode: None,
         single_host,
+        colocated: true,
         want_atomics: true,
     };
     let cands = gather(&req, Some(provider))?;
@@ -239,13 +273,17 @@ pub fn modes_of(provider: &str, single_host: bool) -> Result<Vec<Mode>> {
     Ok(modes)
 }
 
-fn sort_key(c: &Candidate, single_host: bool) -> RankKey {
-    rank_key(
-        &c.info.prov_name(),
-        c.mode,
-        c.atomics,
-        &c.info.domain_name(),
-        single_host,
+fn sort_key(c: &Candidate, single_host: bool) -> (RankKey, bool) {
+    (
+        rank_key(
+            &c.info.prov_name(),
+            c.mode,
+            c.atomics,
+            &c.info.domain_name(),
+            single_host,
+        ),
+        // IPv4 before IPv6 (where a provider offers both).
+        c.info.as_addr_format() == sys::FI_SOCKADDR_IN6,
     )
 }
 
@@ -293,9 +331,16 @@ pub fn select(req: &SelectRequest) -> Result<Selection> {
     })
 }
 
-/// Resolves exactly the choice locale 0 made (run on the other locales).
-pub fn resolve(provider: &str, mode: Mode, atomics: bool, domain: &str) -> Result<Selection> {
-    let mut h = hints(mode, atomics, Some(provider));
+/// Resolves exactly the choice locale 0 made (run on the other locales;
+/// `reach`: [`reach_caps`] of the job, as locale 0 asked).
+pub fn resolve(
+    provider: &str,
+    mode: Mode,
+    atomics: bool,
+    domain: &str,
+    reach: u64,
+) -> Result<Selection> {
+    let mut h = hints(mode, atomics, Some(provider), reach);
     h.set_domain_name(domain);
     let list = Info::getinfo(&h)?.ok_or_else(|| {
         Error::NoProvider(format!(
@@ -411,6 +456,22 @@ pub fn describe_order(info: &Info) -> String {
 
 #[cfg(test)]
 mod order_tests {
+    #[test]
+    fn hints_ask_for_the_reach_a_multi_host_job_needs() {
+        assert_eq!(
+            reach_caps(true, true),
+            0,
+            "one host: every provider, shm too"
+        );
+        assert_eq!(reach_caps(false, false), sys::FI_REMOTE_COMM);
+        assert_eq!(
+            reach_caps(false, true),
+            sys::FI_REMOTE_COMM | sys::FI_LOCAL_COMM,
+            "co-located locales talk through the provider too"
+        );
+        assert!(is_loopback("lo") && is_loopback("127.0.0.1") && !is_loopback("eth0"));
+    }
+
     use super::*;
 
     #[test]

@@ -189,6 +189,7 @@ impl Raw {
             provider: cfg.provider.clone(),
             mode: cfg.mode,
             single_host: true,
+            colocated: true,
             want_atomics: cfg.native_amo,
         };
         // Locale 0 chooses exactly as comm-ofi would; the others resolve it.
@@ -203,7 +204,7 @@ impl Raw {
             Some(r) => r?,
             None => match choice.split('\t').collect::<Vec<_>>().as_slice() {
                 ["OK", prov, mode, atomics, domain] => {
-                    select::resolve(prov, mode.parse()?, *atomics == "1", domain)?
+                    select::resolve(prov, mode.parse()?, *atomics == "1", domain, 0)?
                 }
                 _ => return Err(format!("locale 0 could not select: {choice}").into()),
             },

@@ -102,6 +102,22 @@ fn cells() -> Vec<Cell> {
             ..cell(MIXED_PROVIDER, mode)
         });
     }
+    // The same two hosts over tcp and udp (multi-host jobs ask for
+    // FI_REMOTE_COMM since issue 24; only sockets could span hosts before).
+    for (provider, mode) in [
+        ("tcp;ofi_rxm", "message-order"),
+        ("tcp;ofi_rxm", "delivery-complete"),
+        ("udp;ofi_rxd", "message-order"),
+    ] {
+        v.push(Cell {
+            extra: vec![
+                ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
+                ("PGAS_LOCAL_PATH", "mapped"),
+            ],
+            label: "mixed hosts",
+            ..cell(provider, mode)
+        });
+    }
     // Atomics through AMs on providers that have native ones.
     for mode in ["message-order", "delivery-complete"] {
         v.push(Cell {
