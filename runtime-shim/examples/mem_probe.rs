@@ -4,7 +4,8 @@
 //! locale prints one line: `mem_probe: locale L of N, W workers, PROVIDER:
 //! rss start-up S KiB, after use U KiB, peak P KiB` (from
 //! /proc/self/status). Run: `pgasrun -n 2 target/release/examples/mem_probe`
-//! with `PGAS_NUM_WORKERS` and `PGAS_PROVIDER` as wanted.
+//! with `PGAS_NUM_WORKERS` and `PGAS_PROVIDER` as wanted; `MEM_PROBE_SMAPS=1`
+//! also lists locale 0's largest mappings by resident size.
 
 use runtime_shim::Builder;
 use std::process::ExitCode;
@@ -16,6 +17,29 @@ fn status_kib(field: &str) -> u64 {
         .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// The `n` mappings of /proc/self/smaps with the largest Rss: (KiB, name).
+fn top_mappings(n: usize) -> Vec<(u64, String)> {
+    let s = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+    let mut out = Vec::new();
+    let mut name = String::new();
+    for l in s.lines() {
+        let first = l.split_whitespace().next().unwrap_or("");
+        if first.contains('-') && !first.ends_with(':') {
+            name = l.split_whitespace().skip(5).collect::<Vec<_>>().join(" ");
+            let range = first.to_string();
+            if name.is_empty() {
+                name = format!("[anon {range}]");
+            }
+        } else if let Some(v) = l.strip_prefix("Rss:") {
+            let kib = v.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+            out.push((kib, name.clone()));
+        }
+    }
+    out.sort_by(|a, b| b.0.cmp(&a.0));
+    out.truncate(n);
+    out
 }
 
 fn main() -> ExitCode {
@@ -64,6 +88,11 @@ fn main() -> ExitCode {
                 rt.provider_name(),
                 status_kib("VmHWM")
             );
+            if std::env::var("MEM_PROBE_SMAPS").is_ok_and(|v| v == "1") && rt.here() == 0 {
+                for (kib, name) in top_mappings(12) {
+                    println!("mem_probe:   {kib:>9} KiB  {name}");
+                }
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
