@@ -37,7 +37,7 @@ fn top_mappings(n: usize) -> Vec<(u64, String)> {
             out.push((kib, name.clone()));
         }
     }
-    out.sort_by(|a, b| b.0.cmp(&a.0));
+    out.sort_by_key(|m| std::cmp::Reverse(m.0));
     out.truncate(n);
     out
 }
