@@ -147,7 +147,10 @@ fn order_get_does_not_clear_a_dangling_amo() {
 }
 
 #[test]
-fn order_writing_amo_forces_every_target_first_including_its_own() {
+fn order_writing_amo_forces_every_other_target_first() {
+    // Its own target's PUT is ordered ahead of it by WAW/RAW; once the
+    // fetching AMO's result is back that PUT is visible (RAW), as after a
+    // blocking GET.
     let s = sel(Mode::MessageOrder);
     let mut tx = bound();
     tx.dangling.mark_put(1);
@@ -155,15 +158,32 @@ fn order_writing_amo_forces_every_target_first_including_its_own() {
     s.amo(&mut tx, 4, (), AmoKind::FetchUpdate).unwrap();
     assert_eq!(
         tx.take(),
-        [
-            OrderGet(1, NONE),
-            OrderGet(4, NONE),
-            WaitAll,
-            Amo(4, NONE),
-            WaitAll
-        ]
+        [OrderGet(1, NONE), WaitAll, Amo(4, NONE), WaitAll]
     );
     assert!(tx.dangling.is_empty(), "a fetching AMO does not dangle");
+}
+
+#[test]
+fn order_amos_to_one_target_prove_nothing_until_the_boundary() {
+    // The add window: 16 non-fetching AMOs to one target post no proof
+    // between them (WAW orders each behind the last); the boundary proves
+    // the target once.
+    let s = sel(Mode::MessageOrder);
+    let mut tx = bound();
+    for _ in 0..16 {
+        s.amo(&mut tx, 2, (), AmoKind::Update).unwrap();
+    }
+    let expected: Vec<Ev> = (0..16).flat_map(|_| [Amo(2, NONE), WaitAll]).collect();
+    assert_eq!(tx.take(), expected);
+    assert!(tx.dangling.amo_dangles(2));
+    s.force_visible(&mut tx).unwrap();
+    assert_eq!(tx.take(), [Prove(2, NONE), WaitAll]);
+    assert!(tx.dangling.is_empty());
+    // A fetching AMO there keeps the dangling AMO (a read proves nothing).
+    s.amo(&mut tx, 2, (), AmoKind::Update).unwrap();
+    s.amo(&mut tx, 2, (), AmoKind::FetchUpdate).unwrap();
+    tx.take();
+    assert!(tx.dangling.amo_dangles(2));
 }
 
 #[test]

@@ -72,3 +72,25 @@ fn fence_mode_needs_rma_waw_which_the_original_dropped() {
         );
     }
 }
+
+#[test]
+fn message_order_amos_rely_on_waw_at_their_own_target() {
+    // The negative control of the add window's shortcut (message-order forces
+    // only the *other* targets before an AMO): over a provider without WAW
+    // ordering the full policy lets the flag AMO overtake the data AMO at
+    // their common target, so MP-AMO-AMO and MP-atomic see it; with WAW
+    // they never do (every_mode_conforms_for_every_seed).
+    let no_waw = ProviderOrdering {
+        waw: false,
+        atomic_waw: false,
+        rma_waw: false,
+        ..ProviderOrdering::for_mode(Mode::MessageOrder)
+    };
+    let litmus = Litmus::new(Selector::for_mode(Mode::MessageOrder)).with_ordering(no_waw);
+    for test in [LitmusTest::MpAmoAmo, LitmusTest::MpAtomic] {
+        assert!(
+            !violating_seeds(litmus, test).is_empty(),
+            "{test} should break without WAW when the AMO forces only the other targets"
+        );
+    }
+}

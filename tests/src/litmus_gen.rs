@@ -805,6 +805,7 @@ pub fn generate() -> Vec<Program> {
     raw_waw(&mut out, Size::OverMaxMsg);
     sb(&mut out);
     unbound_amo(&mut out);
+    amo_window(&mut out);
     coherence_amo(&mut out);
     sb_local(&mut out);
     mp_static(&mut out);
@@ -1222,6 +1223,46 @@ fn unbound_amo(out: &mut Vec<Program>) {
             b.push(t1, Step::ARead { w: d, r });
             out.push(b.build("MP-AMO", Size::Eight, true));
         }
+    }
+}
+
+/// The add window's shortcuts (message-order forces only the *other*
+/// targets before an AMO, and a fetching AMO's result puts the earlier PUTs
+/// to its target behind it): from a bound task, two non-fetching adds to a
+/// data word then an atomic flag write, the flag on the data's locale or
+/// another (no proof between the adds and the flag at one target, a proof
+/// before a flag elsewhere); and a PUT, a fetch-add at the PUT's target
+/// (RAW: the PUT is visible once it returns, so nothing is forced for it
+/// later), then a flag on another locale.
+fn amo_window(out: &mut Vec<Program>) {
+    for (dh, fh) in [(1u8, 1u8), (1, 2)] {
+        let mut b = B::new();
+        let d = b.word(dh, true);
+        let f = b.word(fh, true);
+        let t0 = b.thread(0, ThreadKind::Task);
+        let t1 = b.thread(1, ThreadKind::Task);
+        b.push(t0, Step::AAdd { w: d });
+        b.push(t0, Step::AAdd { w: d });
+        b.push(t0, Step::AWrite { w: f, v: 1 });
+        b.push(t1, Step::Await { w: f, v: 1 });
+        let r = b.reg();
+        b.push(t1, Step::ARead { w: d, r });
+        out.push(b.build("AMO-WINDOW", Size::Eight, false));
+    }
+    for reader in [1u8, 2] {
+        let mut b = B::new();
+        let d = b.word(1, false);
+        let x = b.word(1, true);
+        let f = b.word(2, true);
+        let t0 = b.thread(0, ThreadKind::Task);
+        let t1 = b.thread(reader, ThreadKind::Task);
+        write_data(&mut b, t0, d, DataWrite::Put);
+        let r = b.reg();
+        b.push(t0, Step::AFetchAdd { w: x, r });
+        b.push(t0, Step::AWrite { w: f, v: 1 });
+        b.push(t1, Step::Await { w: f, v: 1 });
+        read_data(&mut b, t1, d, DataRead::Get);
+        out.push(b.build("AMO-WINDOW", Size::Eight, false));
     }
 }
 

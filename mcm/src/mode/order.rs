@@ -10,7 +10,7 @@
 //! |---|---|
 //! | PUT | settle a pending non-blocking GET of the target; write; mark `put[target]` |
 //! | GET | read; once done, RAW put it behind the earlier PUTs: clear `put[target]`; non-blocking: mark `read[target]` |
-//! | AMO | every AMO, reading ones too, first forces every target visible (and a writing one settles every pending GET); wait; non-fetching: mark `amo[target]` (bound) or prove it visible now (unbound) |
+//! | AMO | every AMO, reading ones too, first forces every *other* target visible (RAW/WAW order it behind its own target's PUTs and AMOs; a writing one settles every pending GET); wait; fetching: clear `put[target]`; non-fetching: mark `amo[target]` (bound) or prove it visible now (unbound) |
 //! | AM send | settle every pending GET; force every target visible (SAW then orders the AM behind them); wait |
 //! | boundary | force visible every target: order GET (PUTs only) or proof (an AMO dangles), all posted, one wait; settle pending GETs |
 //!
@@ -75,10 +75,20 @@ pub(crate) fn amo<T: Transport, const W: u8>(
         settle_reads::<T, W>(tx, None)?;
     }
     if (kind.writes() && forcing(W)) || read_amo_forces(W) {
-        force::pipelined(tx, Scope::All, OpFlags::NONE)?;
+        // Every *other* target: the provider orders this AMO behind what
+        // dangles at its own target (legacy RAW/WAW cover RMA and atomics
+        // alike), so its own PUTs and AMOs stay marked for the next
+        // boundary instead of a proof (an AM round trip) per AMO.
+        force::pipelined(tx, Scope::AllBut(target), OpFlags::NONE)?;
     }
     tx.post_amo(target, op, OpFlags::NONE)?;
     tx.wait_all()?;
+    if kind != AmoKind::Update {
+        // A fetching AMO's result arrived, and RAW ran it behind the PUTs
+        // to its target: they are visible, as after a blocking GET. (An
+        // AMO dangling there stays: a read does not prove it applied.)
+        tx.dangling().clear_put(target);
+    }
     if kind == AmoKind::Update {
         tx.dangling().mark_amo(target);
         if forcing(W) && tx.binding() == Binding::Unbound {

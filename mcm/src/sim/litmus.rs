@@ -90,6 +90,13 @@ pub enum LitmusTest {
     MpAtomic,
     /// [`MpAtomic`](Self::MpAtomic) with f on L2.
     MpAtomicSplit,
+    /// L0: `d@L1.add(1)` (native AMO, non-fetching: it dangles);
+    /// `f@L1.write(1)`. L1 meanwhile: reads f, then d. Forbidden: f == 1 and
+    /// d == 0. message-order posts no proof of d before the flag (the add
+    /// window's shortcut): WAW orders the two AMOs at their target.
+    MpAmoAmo,
+    /// [`MpAmoAmo`](Self::MpAmoAmo) with f on L2: the proof of d is needed.
+    MpAmoAmoSplit,
     /// L0: `put(d@L1, 1)`; `on L1 { r = d }`. Forbidden: r == 0.
     MpAm,
     /// L0: `put(d@L2, 1)`; `on L1 { r = d@L2 }`. Forbidden: r == 0.
@@ -123,7 +130,7 @@ pub enum LitmusTest {
 
 impl LitmusTest {
     /// Every program.
-    pub const ALL: [LitmusTest; 17] = [
+    pub const ALL: [LitmusTest; 19] = [
         LitmusTest::PutSrc,
         LitmusTest::Raw,
         LitmusTest::RawNb,
@@ -131,6 +138,8 @@ impl LitmusTest {
         LitmusTest::WawNb,
         LitmusTest::MpAtomic,
         LitmusTest::MpAtomicSplit,
+        LitmusTest::MpAmoAmo,
+        LitmusTest::MpAmoAmoSplit,
         LitmusTest::MpAm,
         LitmusTest::MpAmSplit,
         LitmusTest::MpAmNb,
@@ -153,6 +162,8 @@ impl LitmusTest {
             LitmusTest::WawNb => "WAW-NB",
             LitmusTest::MpAtomic => "MP-atomic",
             LitmusTest::MpAtomicSplit => "MP-atomic-split",
+            LitmusTest::MpAmoAmo => "MP-AMO-AMO",
+            LitmusTest::MpAmoAmoSplit => "MP-AMO-AMO-split",
             LitmusTest::MpAm => "MP-AM",
             LitmusTest::MpAmSplit => "MP-AM-split",
             LitmusTest::MpAmNb => "MP-AM-NB",
@@ -175,6 +186,8 @@ impl LitmusTest {
             LitmusTest::Waw | LitmusTest::WawNb => waw(litmus, nb(self == LitmusTest::WawNb)),
             LitmusTest::MpAtomic => mp_atomic(litmus, 1),
             LitmusTest::MpAtomicSplit => mp_atomic(litmus, 2),
+            LitmusTest::MpAmoAmo => mp_amo_amo(litmus, 1),
+            LitmusTest::MpAmoAmoSplit => mp_amo_amo(litmus, 2),
             LitmusTest::MpAm => mp_am(litmus, 1, Blocking::Yes),
             LitmusTest::MpAmSplit => mp_am(litmus, 2, Blocking::Yes),
             LitmusTest::MpAmNb => mp_am(litmus, 1, Blocking::No),
@@ -251,6 +264,13 @@ pub fn negative_control(mode: Mode, test: LitmusTest) -> NegativeControl {
         (Order, T::MpAtomic) => (false, "WAW ordering covers a PUT then an AMO to the same target"),
         (Order, T::MpAtomicSplit) => (true, "different targets are never ordered: only forcing before the AMO helps"),
         (Dc, T::MpAtomic | T::MpAtomicSplit) => (false, "the blocking PUT waited for delivery"),
+        (Fence, T::MpAmoAmo) => (false, "atomic WAW ordering orders the two AMOs at their target"),
+        (Order, T::MpAmoAmo) => (false, "WAW ordering (atomics included) orders the two AMOs at their target"),
+        (Fence | Order, T::MpAmoAmoSplit) => (
+            true,
+            "a non-fetching AMO completes before it lands and different targets are never ordered: only the proof before the flag helps",
+        ),
+        (Dc, T::MpAmoAmo | T::MpAmoAmoSplit) => (false, "the first AMO waited for delivery"),
         (Fence, T::MpAm | T::MpAmSplit | T::MpAmNb) => (
             true,
             "no SAW ordering: only the fence on the send (same target) or the forced order GET (other target) does",
@@ -403,6 +423,33 @@ fn mp_atomic(litmus: &Litmus, flag_locale: usize) -> Result<(), Violation> {
         ok(sel.amo(&mut tx, flag_locale, flag, flag.kind()));
         // L1 waiting for the flag: it looks at every state the network goes
         // through from here on.
+        let seen = fabric.quiesce_observing(|fabric| {
+            let f = fabric.load(Addr::new(flag_locale, F));
+            let d = fabric.load(Addr::new(1, D));
+            (f == 1 && d == 0).then(|| format!("L1 saw f == 1 then d == {d}"))
+        });
+        match seen {
+            None => Ok(()),
+            Some(detail) => violation(test, detail),
+        }
+    })
+}
+
+fn mp_amo_amo(litmus: &Litmus, flag_locale: usize) -> Result<(), Violation> {
+    const D: usize = 0;
+    const F: usize = 1;
+    let test = if flag_locale == 1 {
+        LitmusTest::MpAmoAmo
+    } else {
+        LitmusTest::MpAmoAmoSplit
+    };
+    let sel = litmus.selector;
+    on_fabric(litmus, 3, |fabric| {
+        let mut tx = fabric.context(0, Binding::Bound);
+        let data = SimAmo::Add { word: D, value: 1 };
+        ok(sel.amo(&mut tx, 1, data, data.kind()));
+        let flag = SimAmo::Write { word: F, value: 1 };
+        ok(sel.amo(&mut tx, flag_locale, flag, flag.kind()));
         let seen = fabric.quiesce_observing(|fabric| {
             let f = fabric.load(Addr::new(flag_locale, F));
             let d = fabric.load(Addr::new(1, D));
