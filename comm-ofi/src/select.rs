@@ -34,11 +34,13 @@ pub struct SelectRequest {
 /// Where a job's locales run relative to one another: it decides which
 /// communication capabilities the hints ask for and whether loopback
 /// interfaces can reach every peer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Locality {
     /// Every locale on this host.
     OneHost,
-    /// Several hosts, one locale on each.
+    /// Several hosts, one locale on each (the default: assumes nothing is
+    /// shared).
+    #[default]
     DistinctHosts,
     /// Several hosts, at least one of them holding several locales.
     Mixed,
@@ -336,7 +338,15 @@ fn rank_key(
     // On one host, prefer the loopback interface for IP providers.
     let not_lo = single_host && !is_loopback(domain);
     let (class, sub) = provider_rank(prov, single_host);
-    (class, sub, prov.to_string(), mode_idx, !atomics, not_lo, ipv6)
+    (
+        class,
+        sub,
+        prov.to_string(),
+        mode_idx,
+        !atomics,
+        not_lo,
+        ipv6,
+    )
 }
 
 /// Chooses provider and mode (run on locale 0).
@@ -641,7 +651,14 @@ mod ranking_tests {
         let v6 = rank_key("udp;ofi_rxd", MO, true, "eth0", true, false);
         assert!(v4 < v6);
         // The mode still decides first.
-        let v6_better_mode = rank_key("udp;ofi_rxd", Mode::MessageOrderFence, true, "eth0", true, false);
+        let v6_better_mode = rank_key(
+            "udp;ofi_rxd",
+            Mode::MessageOrderFence,
+            true,
+            "eth0",
+            true,
+            false,
+        );
         assert!(v6_better_mode < v4);
     }
 
