@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::heap::Heap;
 use crate::mapped::{HostLayout, LocalPath, Mapped};
 use crate::ofi::{Av, Cq, CqEntry, Domain, Endpoint, Fabric, Mr, WaitMode};
-use crate::select::{self, SelectRequest, Selection};
+use crate::select::{self, Locality, SelectRequest, Selection};
 use crate::sync::MutexGuard;
 use crate::Mode;
 use bootstrap::Oob;
@@ -326,7 +326,7 @@ impl Comm {
             ("PGAS_NATIVE_AMO", u8::from(cfg.native_amo).to_string()),
             ("PGAS_AM_HANDLERS", cfg.am_handlers.to_string()),
         ]))?)?;
-        let single_host = hosts.single_host();
+        let locality = Locality::of_hosts(&hosts.keys);
         if !cfg.num_workers_set {
             let cores = std::thread::available_parallelism()
                 .map(|n| n.get())
@@ -335,16 +335,10 @@ impl Comm {
         }
 
         // Locale 0 chooses; the others resolve exactly its choice.
-        let colocated = hosts
-            .keys
-            .iter()
-            .enumerate()
-            .any(|(i, k)| hosts.keys[..i].contains(k));
         let req = SelectRequest {
             provider: cfg.provider.clone(),
             mode: cfg.mode,
-            single_host,
-            colocated,
+            locality,
             want_atomics: cfg.native_amo,
         };
         let mine = if me == 0 {
@@ -364,13 +358,7 @@ impl Comm {
                         let mode: Mode = mode
                             .parse()
                             .map_err(|_| exchange_err(format!("bad mode from locale 0: {mode}")))?;
-                        select::resolve(
-                            prov,
-                            mode,
-                            *atomics == "1",
-                            domain,
-                            select::reach_caps(single_host, colocated),
-                        )?
+                        select::resolve(prov, mode, *atomics == "1", domain, locality)?
                     }
                     ["ERR", msg] => {
                         return Err(Error::NoProvider(format!(
@@ -629,7 +617,10 @@ impl Comm {
         let diag = Arc::new(crate::diag::CommDiagnostics::new());
         let mut contexts = Vec::with_capacity(num_ctx);
         for (i, ep) in eps.into_iter().enumerate() {
-            let scratch = heap.alloc(SCRATCH_BYTES, 64)? as *mut u8;
+            // Private, from the top of the heap: the number of contexts
+            // differs between locales (workers per locale), and symmetric
+            // allocations made after start-up must not shift with it.
+            let scratch = heap.alloc_private(SCRATCH_BYTES, 64)? as *mut u8;
             let desc = match (needs_desc, endpoint_mr) {
                 (false, _) => std::ptr::null_mut(),
                 (true, false) => mr.desc(),

@@ -204,7 +204,20 @@ impl Heap {
         self.alloc_tagged(size, align, true)
     }
 
+    /// Allocates `size` bytes aligned to `align` for this locale's private
+    /// use, from the top of the heap down, so that it never moves the
+    /// offsets of symmetric allocations (made bottom-up in the same order on
+    /// every locale). For buffers whose count differs between locales, such
+    /// as the transmit contexts' scratch words (one per worker).
+    pub fn alloc_private(&self, size: usize, align: usize) -> Result<u64> {
+        self.alloc_placed(size, align, false, true)
+    }
+
     fn alloc_tagged(&self, asked: usize, align: usize, user: bool) -> Result<u64> {
+        self.alloc_placed(asked, align, user, false)
+    }
+
+    fn alloc_placed(&self, asked: usize, align: usize, user: bool, top: bool) -> Result<u64> {
         if !align.is_power_of_two() {
             return Err(Error::InvalidSize {
                 what: "heap alignment",
@@ -229,11 +242,20 @@ impl Heap {
         }
         let base = self.base_addr() as usize;
         let mut fl = self.free.lock();
-        let found = fl.free.iter().find_map(|(&off, &len)| {
-            let start = (base + off).checked_next_multiple_of(align)? - base;
-            let end = start.checked_add(size)?;
-            (end <= off + len).then_some((off, len, start))
-        });
+        let found = if top {
+            // Highest block first, the allocation at its aligned top.
+            fl.free.iter().rev().find_map(|(&off, &len)| {
+                let end = off + len;
+                let start = ((base + end).checked_sub(size)? & !(align - 1)).checked_sub(base)?;
+                (start >= off).then_some((off, len, start))
+            })
+        } else {
+            fl.free.iter().find_map(|(&off, &len)| {
+                let start = (base + off).checked_next_multiple_of(align)? - base;
+                let end = start.checked_add(size)?;
+                (end <= off + len).then_some((off, len, start))
+            })
+        };
         let Some((off, len, start)) = found else {
             return Err(oom());
         };
@@ -482,6 +504,43 @@ mod tests {
         assert_eq!(big, h.base_addr());
         let h2 = Heap::new(1 << 20).unwrap();
         assert_eq!(h2.alloc(100, 8).unwrap() - h2.base_addr(), 0);
+    }
+
+    #[test]
+    fn private_allocations_leave_symmetric_offsets_alone() {
+        // Two locales with different worker counts: one scratch block each
+        // versus five. The symmetric allocations after them must still land
+        // at the same offsets (they did not when scratch came from alloc).
+        let (one, five) = (Heap::new(1 << 20).unwrap(), Heap::new(1 << 20).unwrap());
+        let head = |h: &Heap| h.alloc(64, 64).unwrap() - h.base_addr();
+        assert_eq!(head(&one), head(&five));
+        one.alloc_private(64, 64).unwrap();
+        let mut privs = Vec::new();
+        for _ in 0..5 {
+            privs.push(five.alloc_private(64, 64).unwrap());
+        }
+        for size in [8, 4096, 100] {
+            assert_eq!(
+                one.alloc(size, 64).unwrap() - one.base_addr(),
+                five.alloc(size, 64).unwrap() - five.base_addr()
+            );
+        }
+        // From the top down, aligned, inside the heap, and freeable.
+        let top = five.base_addr() + (1 << 20);
+        assert_eq!(privs[0], top - 64);
+        assert_eq!(privs[1], top - 128);
+        let aligned = five.alloc_private(100, 4096).unwrap();
+        assert_eq!(aligned % 4096, 0);
+        assert!(five.contains(aligned, 100));
+        for p in privs {
+            five.free(p).unwrap();
+        }
+        five.free(aligned).unwrap();
+        // Too large for what is left is the usual out-of-memory error.
+        assert!(matches!(
+            one.alloc_private(1 << 21, 64),
+            Err(Error::OutOfMemory { .. })
+        ));
     }
 
     #[test]

@@ -24,13 +24,59 @@ pub struct SelectRequest {
     pub provider: Option<String>,
     /// `PGAS_MCM_MODE` (None = auto).
     pub mode: Option<Mode>,
-    /// All locales run on this host (so `shm` can reach all of them).
-    pub single_host: bool,
-    /// Some host holds several locales of the job (they talk to each other
-    /// through the provider too, unless the mapped path carries it).
-    pub colocated: bool,
+    /// Where the locales run relative to each other (`shm` reaches only
+    /// this host; other hosts need `FI_REMOTE_COMM`).
+    pub locality: Locality,
     /// Ask for native atomics (`PGAS_NATIVE_AMO=0` turns them off).
     pub want_atomics: bool,
+}
+
+/// Where a job's locales run relative to one another: it decides which
+/// communication capabilities the hints ask for and whether loopback
+/// interfaces can reach every peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Locality {
+    /// Every locale on this host.
+    OneHost,
+    /// Several hosts, one locale on each (the default: assumes nothing is
+    /// shared).
+    #[default]
+    DistinctHosts,
+    /// Several hosts, at least one of them holding several locales.
+    Mixed,
+}
+
+impl Locality {
+    /// The locality of a job from every locale's host key.
+    pub fn of_hosts(keys: &[String]) -> Locality {
+        let distinct: std::collections::HashSet<&String> = keys.iter().collect();
+        if distinct.len() <= 1 {
+            Locality::OneHost
+        } else if distinct.len() == keys.len() {
+            Locality::DistinctHosts
+        } else {
+            Locality::Mixed
+        }
+    }
+
+    /// Whether every locale shares this host.
+    pub fn single_host(self) -> bool {
+        self == Locality::OneHost
+    }
+
+    /// The communication capabilities the hints ask for. On one host both
+    /// are left out (shm only offers `FI_LOCAL_COMM`, and asking for it
+    /// would only narrow the IP providers' answers); across hosts
+    /// `FI_REMOTE_COMM`, plus `FI_LOCAL_COMM` when a host holds several
+    /// locales (a provider may otherwise return entries that cannot reach
+    /// a peer in the same process group on this host).
+    pub fn comm_caps(self) -> u64 {
+        match self {
+            Locality::OneHost => 0,
+            Locality::DistinctHosts => sys::FI_REMOTE_COMM,
+            Locality::Mixed => sys::FI_REMOTE_COMM | sys::FI_LOCAL_COMM,
+        }
+    }
 }
 
 /// The outcome: one provider entry and the mode it will run in.
@@ -93,26 +139,10 @@ pub fn missing_order(mode: Mode, tx: u64, rx: u64) -> u64 {
     required_order(mode) & !(tx & rx)
 }
 
-/// The communication scope a job needs in the hints: nothing on one host
-/// (every provider is asked as it comes, `shm` included, which offers only
-/// `FI_LOCAL_COMM`), `FI_REMOTE_COMM` across hosts, and `FI_LOCAL_COMM`
-/// as well where a host holds several locales. Without `FI_REMOTE_COMM` in
-/// the hints, tcp;ofi_rxm and udp;ofi_rxd return entries without it, which
-/// a multi-host job cannot use.
-pub fn reach_caps(single_host: bool, colocated: bool) -> u64 {
-    if single_host {
-        0
-    } else if colocated {
-        sys::FI_REMOTE_COMM | sys::FI_LOCAL_COMM
-    } else {
-        sys::FI_REMOTE_COMM
-    }
-}
-
-/// Builds the hints for one mode attempt (`reach`: [`reach_caps`]).
-fn hints(mode: Mode, atomics: bool, provider: Option<&str>, reach: u64) -> Info {
+/// Builds the hints for one mode attempt.
+fn hints(mode: Mode, atomics: bool, provider: Option<&str>, locality: Locality) -> Info {
     let mut h = Info::hints();
-    let mut caps = BASE_CAPS | reach;
+    let mut caps = BASE_CAPS | locality.comm_caps();
     let order = required_order(mode);
     let mut op_flags = sys::FI_COMPLETION;
     match mode {
@@ -182,19 +212,24 @@ fn usable(c: &Candidate, req: &SelectRequest) -> bool {
         return false;
     }
     // Locales on several hosts need a provider that reaches other hosts
-    // (shm only offers FI_LOCAL_COMM, which is why the hints leave both out).
-    if !req.single_host && (prov.starts_with("shm") || !c.info.has_caps(sys::FI_REMOTE_COMM)) {
-        return false;
-    }
-    // Across hosts a loopback interface reaches nobody else.
-    if !req.single_host && is_loopback(&c.info.domain_name()) {
-        return false;
+    // (the hints ask for FI_REMOTE_COMM then; shm only offers FI_LOCAL_COMM)
+    // through an interface other hosts can reach.
+    if !req.locality.single_host() {
+        if prov.starts_with("shm") || !c.info.has_caps(sys::FI_REMOTE_COMM) {
+            return false;
+        }
+        if is_loopback(&c.info.domain_name()) {
+            tracing::debug!(provider = %prov, domain = %c.info.domain_name(),
+                "refused: a loopback interface cannot reach other hosts");
+            return false;
+        }
     }
     true
 }
 
-fn is_loopback(domain: &str) -> bool {
-    domain == "lo" || domain.starts_with("127.") || domain == "::1"
+/// Whether a domain (interface name or address) is the loopback one.
+pub fn is_loopback(domain: &str) -> bool {
+    domain == "lo" || domain.starts_with("127.") || domain == "::1" || domain == "[::1]"
 }
 
 fn provider_matches(prov: &str, wanted: &str) -> bool {
@@ -214,12 +249,7 @@ fn gather(req: &SelectRequest, provider: Option<&str>) -> Result<Vec<Candidate>>
             (_, false) => &[false],
         };
         for &atomics in atomic_choices {
-            let h = hints(
-                mode,
-                atomics,
-                provider,
-                reach_caps(req.single_host, req.colocated),
-            );
+            let h = hints(mode, atomics, provider, req.locality);
             if let Some(list) = Info::getinfo(&h)? {
                 for info in list.entries() {
                     out.push(Candidate {
@@ -235,12 +265,11 @@ fn gather(req: &SelectRequest, provider: Option<&str>) -> Result<Vec<Candidate>>
 }
 
 /// Every provider name the library offers an RDM endpoint for (for messages).
-pub fn available_providers(single_host: bool) -> Result<Vec<String>> {
+pub fn available_providers(locality: Locality) -> Result<Vec<String>> {
     let mut names: Vec<String> = Vec::new();
     for mode in Mode::PREFERENCE {
         for atomics in [true, false] {
-            let reach = reach_caps(single_host, true);
-            if let Some(list) = Info::getinfo(&hints(mode, atomics, None, reach))? {
+            if let Some(list) = Info::getinfo(&hints(mode, atomics, None, locality))? {
                 for i in list.entries() {
                     let n = i.prov_name();
                     if !names.contains(&n) && !n.contains("ofi_mrail") {
@@ -250,17 +279,16 @@ pub fn available_providers(single_host: bool) -> Result<Vec<String>> {
             }
         }
     }
-    names.sort_by_key(|n| provider_rank(n, single_host));
+    names.sort_by_key(|n| provider_rank(n, locality.single_host()));
     Ok(names)
 }
 
 /// Modes a provider can honour (names, for messages).
-pub fn modes_of(provider: &str, single_host: bool) -> Result<Vec<Mode>> {
+pub fn modes_of(provider: &str, locality: Locality) -> Result<Vec<Mode>> {
     let req = SelectRequest {
         provider: Some(provider.to_string()),
         mode: None,
-        single_host,
-        colocated: true,
+        locality,
         want_atomics: true,
     };
     let cands = gather(&req, Some(provider))?;
@@ -273,39 +301,52 @@ pub fn modes_of(provider: &str, single_host: bool) -> Result<Vec<Mode>> {
     Ok(modes)
 }
 
-fn sort_key(c: &Candidate, single_host: bool) -> (RankKey, bool) {
-    (
-        rank_key(
-            &c.info.prov_name(),
-            c.mode,
-            c.atomics,
-            &c.info.domain_name(),
-            single_host,
-        ),
-        // IPv4 before IPv6 (where a provider offers both).
+fn sort_key(c: &Candidate, single_host: bool) -> RankKey {
+    rank_key(
+        &c.info.prov_name(),
+        c.mode,
+        c.atomics,
+        &c.info.domain_name(),
         c.info.as_addr_format() == sys::FI_SOCKADDR_IN6,
+        single_host,
     )
 }
 
 /// The order in which usable candidates are tried, lower first (see
 /// [`rank_key`]).
-type RankKey = (u8, u8, String, usize, bool, bool);
+type RankKey = (u8, u8, String, usize, bool, bool, bool);
 
 /// Where a (provider, mode, atomics, domain) candidate ranks: the
 /// provider's class and position ([`provider_rank`]) first, then its name
 /// (two providers of one class always tie-break the same way), then the
 /// mode in [`Mode::PREFERENCE`] order, native atomics before none, and on
-/// one host the loopback domain before other interfaces. So the provider
-/// is chosen first and the best mode it honours second.
-fn rank_key(prov: &str, mode: Mode, atomics: bool, domain: &str, single_host: bool) -> RankKey {
+/// one host the loopback domain before other interfaces, then IPv4
+/// addresses before IPv6 (IPv6 link setups vary more between hosts). So
+/// the provider is chosen first and the best mode it honours second.
+fn rank_key(
+    prov: &str,
+    mode: Mode,
+    atomics: bool,
+    domain: &str,
+    ipv6: bool,
+    single_host: bool,
+) -> RankKey {
     let mode_idx = Mode::PREFERENCE
         .iter()
         .position(|m| *m == mode)
         .unwrap_or(9);
     // On one host, prefer the loopback interface for IP providers.
-    let not_lo = single_host && !(domain == "lo" || domain.starts_with("127."));
+    let not_lo = single_host && !is_loopback(domain);
     let (class, sub) = provider_rank(prov, single_host);
-    (class, sub, prov.to_string(), mode_idx, !atomics, not_lo)
+    (
+        class,
+        sub,
+        prov.to_string(),
+        mode_idx,
+        !atomics,
+        not_lo,
+        ipv6,
+    )
 }
 
 /// Chooses provider and mode (run on locale 0).
@@ -321,7 +362,7 @@ pub fn select(req: &SelectRequest) -> Result<Selection> {
     if cands.is_empty() {
         return Err(explain_failure(req));
     }
-    cands.sort_by_key(|c| sort_key(c, req.single_host));
+    cands.sort_by_key(|c| sort_key(c, req.locality.single_host()));
     let best = cands.swap_remove(0);
     Ok(Selection {
         provider: best.info.prov_name(),
@@ -331,16 +372,15 @@ pub fn select(req: &SelectRequest) -> Result<Selection> {
     })
 }
 
-/// Resolves exactly the choice locale 0 made (run on the other locales;
-/// `reach`: [`reach_caps`] of the job, as locale 0 asked).
+/// Resolves exactly the choice locale 0 made (run on the other locales).
 pub fn resolve(
     provider: &str,
     mode: Mode,
     atomics: bool,
     domain: &str,
-    reach: u64,
+    locality: Locality,
 ) -> Result<Selection> {
-    let mut h = hints(mode, atomics, Some(provider), reach);
+    let mut h = hints(mode, atomics, Some(provider), locality);
     h.set_domain_name(domain);
     let list = Info::getinfo(&h)?.ok_or_else(|| {
         Error::NoProvider(format!(
@@ -372,7 +412,7 @@ pub fn resolve(
 }
 
 fn explain_failure(req: &SelectRequest) -> Error {
-    let avail = available_providers(req.single_host).unwrap_or_default();
+    let avail = available_providers(req.locality).unwrap_or_default();
     match (&req.provider, req.mode) {
         (Some(p), mode) => {
             let known = avail.iter().any(|a| provider_matches(a, p));
@@ -388,7 +428,7 @@ fn explain_failure(req: &SelectRequest) -> Error {
                 .find(|a| provider_matches(a, p))
                 .cloned()
                 .unwrap_or_else(|| p.clone());
-            let modes = modes_of(&name, req.single_host).unwrap_or_default();
+            let modes = modes_of(&name, req.locality).unwrap_or_default();
             let supported = if modes.is_empty() {
                 "no MCM mode".to_string()
             } else {
@@ -412,7 +452,7 @@ fn explain_failure(req: &SelectRequest) -> Error {
         (None, Some(m)) => {
             let mut who = Vec::new();
             for a in &avail {
-                if let Ok(ms) = modes_of(a, req.single_host) {
+                if let Ok(ms) = modes_of(a, req.locality) {
                     who.push(format!(
                         "{a}: {}",
                         ms.iter()
@@ -456,22 +496,6 @@ pub fn describe_order(info: &Info) -> String {
 
 #[cfg(test)]
 mod order_tests {
-    #[test]
-    fn hints_ask_for_the_reach_a_multi_host_job_needs() {
-        assert_eq!(
-            reach_caps(true, true),
-            0,
-            "one host: every provider, shm too"
-        );
-        assert_eq!(reach_caps(false, false), sys::FI_REMOTE_COMM);
-        assert_eq!(
-            reach_caps(false, true),
-            sys::FI_REMOTE_COMM | sys::FI_LOCAL_COMM,
-            "co-located locales talk through the provider too"
-        );
-        assert!(is_loopback("lo") && is_loopback("127.0.0.1") && !is_loopback("eth0"));
-    }
-
     use super::*;
 
     #[test]
@@ -534,7 +558,7 @@ mod ranking_tests {
         mut c: Vec<(&'a str, Mode, bool, &'a str)>,
         single_host: bool,
     ) -> Vec<(&'a str, Mode, bool, &'a str)> {
-        c.sort_by_key(|(p, m, a, d)| rank_key(p, *m, *a, d, single_host));
+        c.sort_by_key(|(p, m, a, d)| rank_key(p, *m, *a, d, false, single_host));
         c
     }
 
@@ -612,13 +636,56 @@ mod ranking_tests {
 
     #[test]
     fn loopback_counts_only_on_one_host() {
-        let lo = rank_key("tcp;ofi_rxm", MO, true, "127.0.0.1", true);
-        let eth = rank_key("tcp;ofi_rxm", MO, true, "eth0", true);
+        let lo = rank_key("tcp;ofi_rxm", MO, true, "127.0.0.1", false, true);
+        let eth = rank_key("tcp;ofi_rxm", MO, true, "eth0", false, true);
         assert!(lo < eth);
         assert_eq!(
-            rank_key("tcp;ofi_rxm", MO, true, "lo", false),
-            rank_key("tcp;ofi_rxm", MO, true, "eth0", false)
+            rank_key("tcp;ofi_rxm", MO, true, "lo", false, false),
+            rank_key("tcp;ofi_rxm", MO, true, "eth0", false, false)
         );
+    }
+
+    #[test]
+    fn ipv4_before_ipv6_within_one_interface() {
+        let v4 = rank_key("udp;ofi_rxd", MO, true, "eth0", false, false);
+        let v6 = rank_key("udp;ofi_rxd", MO, true, "eth0", true, false);
+        assert!(v4 < v6);
+        // The mode still decides first.
+        let v6_better_mode = rank_key(
+            "udp;ofi_rxd",
+            Mode::MessageOrderFence,
+            true,
+            "eth0",
+            true,
+            false,
+        );
+        assert!(v6_better_mode < v4);
+    }
+
+    #[test]
+    fn loopback_domains_are_recognised() {
+        for d in ["lo", "127.0.0.1", "::1"] {
+            assert!(is_loopback(d), "{d}");
+        }
+        for d in ["eth0", "192.0.2.2", "fd00::2", "veth-h1"] {
+            assert!(!is_loopback(d), "{d}");
+        }
+    }
+
+    #[test]
+    fn locality_from_host_keys_and_the_caps_it_asks_for() {
+        let k = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(Locality::of_hosts(&k(&["a", "a"])), Locality::OneHost);
+        assert_eq!(Locality::of_hosts(&k(&["a"])), Locality::OneHost);
+        assert_eq!(Locality::of_hosts(&k(&["a", "b"])), Locality::DistinctHosts);
+        assert_eq!(Locality::of_hosts(&k(&["a", "b", "a"])), Locality::Mixed);
+        assert_eq!(Locality::OneHost.comm_caps(), 0);
+        assert_eq!(Locality::DistinctHosts.comm_caps(), sys::FI_REMOTE_COMM);
+        assert_eq!(
+            Locality::Mixed.comm_caps(),
+            sys::FI_REMOTE_COMM | sys::FI_LOCAL_COMM
+        );
+        assert!(Locality::OneHost.single_host() && !Locality::Mixed.single_host());
     }
 
     #[test]

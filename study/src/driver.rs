@@ -96,7 +96,7 @@ impl Options {
 
     /// Every provider asked for on the command line must exist here.
     fn check_providers(&self) -> Result<(), clap::Error> {
-        let avail = select::available_providers(true).unwrap_or_default();
+        let avail = select::available_providers(select::Locality::OneHost).unwrap_or_default();
         for w in &self.providers {
             if find_provider(&avail, w).is_none() {
                 return Err(Options::command().error(
@@ -167,7 +167,7 @@ pub type Matrix = Vec<(String, String)>;
 /// The (provider, mode) pairs this machine offers among `wanted` providers
 /// and `modes` (empty: every mode), and why the others are not studied.
 pub fn matrix(wanted: &[String], modes: &[String]) -> Res<(Matrix, Vec<String>)> {
-    let avail = select::available_providers(true)?;
+    let avail = select::available_providers(select::Locality::OneHost)?;
     let mut out = Vec::new();
     let mut missing = Vec::new();
     for w in wanted {
@@ -175,7 +175,7 @@ pub fn matrix(wanted: &[String], modes: &[String]) -> Res<(Matrix, Vec<String>)>
             missing.push(format!("{w}: not offered by this libfabric"));
             continue;
         };
-        let honoured = select::modes_of(name, true)?;
+        let honoured = select::modes_of(name, select::Locality::OneHost)?;
         if honoured.is_empty() {
             missing.push(format!("{name}: honours no MCM mode here"));
         }

@@ -188,8 +188,7 @@ impl Raw {
         let req = SelectRequest {
             provider: cfg.provider.clone(),
             mode: cfg.mode,
-            single_host: true,
-            colocated: true,
+            locality: select::Locality::OneHost,
             want_atomics: cfg.native_amo,
         };
         // Locale 0 chooses exactly as comm-ofi would; the others resolve it.
@@ -203,9 +202,13 @@ impl Raw {
         let sel = match mine {
             Some(r) => r?,
             None => match choice.split('\t').collect::<Vec<_>>().as_slice() {
-                ["OK", prov, mode, atomics, domain] => {
-                    select::resolve(prov, mode.parse()?, *atomics == "1", domain, 0)?
-                }
+                ["OK", prov, mode, atomics, domain] => select::resolve(
+                    prov,
+                    mode.parse()?,
+                    *atomics == "1",
+                    domain,
+                    select::Locality::OneHost,
+                )?,
                 _ => return Err(format!("locale 0 could not select: {choice}").into()),
             },
         };
