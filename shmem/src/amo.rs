@@ -9,8 +9,7 @@
 //! `_nbi` forms complete before they return, which the specification
 //! allows (they need only be complete by the next `shmem_quiet`).
 
-use crate::sync::check_ctx;
-use crate::{rt, sym_ptr, OrDie};
+use crate::{rt, sym_ptr, with_ctx, OrDie};
 use runtime_shim::{Atom, AtomicRef};
 use std::ffi::{c_int, c_void};
 
@@ -20,32 +19,6 @@ pub(crate) fn word<T: Atom>(call: &str, dest: *const c_void, pe: c_int) -> Atomi
     let rt = rt(call);
     rt.atomic(sym_ptr::<T>(call, rt, dest, pe))
 }
-
-/// One operation as `shmem_X` and `shmem_ctx_X` (the context form checks
-/// the context and takes the same route).
-macro_rules! with_ctx {
-    ($call:ident; $fname:ident ($($a:ident : $at:ty),*) $(-> $r:ty)? $body:block) => { paste::paste! {
-        #[doc = concat!("`shmem_", stringify!($fname), "`")]
-        /// # Safety
-        /// C API: the addresses are symmetric objects of the type (and a
-        /// `fetch` pointer is writable).
-        #[no_mangle]
-        pub unsafe extern "C" fn [<shmem_ $fname>]($($a: $at),*) $(-> $r)? {
-            let $call = concat!("shmem_", stringify!($fname));
-            $body
-        }
-        #[doc = concat!("`shmem_ctx_", stringify!($fname), "`")]
-        /// # Safety
-        /// As the context-free form.
-        #[no_mangle]
-        pub unsafe extern "C" fn [<shmem_ctx_ $fname>](ctx: *mut c_void, $($a: $at),*) $(-> $r)? {
-            let $call = concat!("shmem_ctx_", stringify!($fname));
-            check_ctx($call, ctx);
-            $body
-        }
-    } };
-}
-pub(crate) use with_ctx;
 
 /// Stores a fetched value for an `_nbi` form.
 #[inline]

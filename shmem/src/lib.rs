@@ -34,6 +34,41 @@ use runtime_shim::{GlobalAddr, GlobalPtr, Runtime};
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
+/// Checks a context handle: `SHMEM_CTX_INVALID` ends the job naming the
+/// call.
+#[inline]
+pub(crate) fn check_ctx(call: &str, ctx: *mut c_void) {
+    if ctx.is_null() {
+        die(call, "the context is SHMEM_CTX_INVALID");
+    }
+}
+
+/// One operation as `shmem_X` and `shmem_ctx_X` (the context form checks
+/// the context and takes the same route).
+macro_rules! with_ctx {
+    ($call:ident; $fname:ident ($($a:ident : $at:ty),*) $(-> $r:ty)? $body:block) => { paste::paste! {
+        #[doc = concat!("`shmem_", stringify!($fname), "`")]
+        /// # Safety
+        /// C API: the addresses are symmetric objects of the type (and a
+        /// `fetch` pointer is writable).
+        #[no_mangle]
+        pub unsafe extern "C" fn [<shmem_ $fname>]($($a: $at),*) $(-> $r)? {
+            let $call = concat!("shmem_", stringify!($fname));
+            $body
+        }
+        #[doc = concat!("`shmem_ctx_", stringify!($fname), "`")]
+        /// # Safety
+        /// As the context-free form.
+        #[no_mangle]
+        pub unsafe extern "C" fn [<shmem_ctx_ $fname>](ctx: *mut std::ffi::c_void, $($a: $at),*) $(-> $r)? {
+            let $call = concat!("shmem_ctx_", stringify!($fname));
+            $crate::check_ctx($call, ctx);
+            $body
+        }
+    } };
+}
+pub(crate) use with_ctx;
+
 /// The runtime, once `shmem_init` has run.
 static RT: OnceLock<&'static Runtime> = OnceLock::new();
 

@@ -8,7 +8,7 @@
 //! specification lets them complete any time before `shmem_quiet`, and a
 //! blocking PUT is complete when it returns. Contexts: see `teams.rs`.
 
-use crate::sync::check_ctx;
+use crate::check_ctx;
 use crate::{rt, sym_ptr, OrDie};
 use std::ffi::{c_int, c_void};
 

@@ -16,9 +16,8 @@
 //!   ordered after the data.
 //! * Locks are runtime-shim's MCS locks over the lock word on PE 0.
 
-use crate::amo::with_ctx;
 use crate::teams::{team_of, TEAM_WORLD};
-use crate::{die, local_ptr, rt, sym_ptr, OrDie};
+use crate::{die, local_ptr, rt, sym_ptr, with_ctx, OrDie};
 use runtime_shim::{Atom, Cmp, GlobalLock, SignalOp};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -30,15 +29,6 @@ pub const CTX_DEFAULT: usize = 1;
 /// A context made by `shmem_ctx_create` / `shmem_team_create_ctx`.
 struct Ctx {
     team: usize,
-}
-
-/// Checks a context handle: `SHMEM_CTX_INVALID` ends the job naming the
-/// call.
-#[inline]
-pub(crate) fn check_ctx(call: &str, ctx: *mut c_void) {
-    if ctx.is_null() {
-        die(call, "the context is SHMEM_CTX_INVALID");
-    }
 }
 
 fn new_ctx(call: &str, team: usize, options: c_long, out: *mut *mut c_void) -> c_int {
