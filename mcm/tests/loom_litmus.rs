@@ -7,7 +7,7 @@
 //! `mcm::sim::litmus::negative_control` says it must be, and where it says
 //! the provider protects the program, loom finds nothing either.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test -p mcm --release`.
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p pgas-mcm --release`.
 //! Preemption bound: 5, except 3 for TASK-END (four threads: two tasks, the
 //! reader, the NIC), which keeps the whole suite near a minute on two cores;
 //! `LOOM_MAX_PREEMPTIONS` overrides both.

@@ -263,7 +263,7 @@ fn sibling(name: &str) -> Res<PathBuf> {
         .join(name);
     if !p.exists() {
         return Err(format!(
-            "{} not found next to the study binary; build it: cargo build --release -p bootstrap --bin pgasrun",
+            "{} not found next to the study binary; build it: cargo build --release -p pgas-bootstrap --bin pgasrun",
             p.display()
         )
         .into());

@@ -178,7 +178,7 @@ const fn fi_op(op: AmoOp) -> sys::fi_op {
 ///
 /// Its operands live in a caller's scratch area of three 8-byte words:
 /// operand at +0, compare value at +8, fetched result at +16.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct AtomicMsg {
     msg: sys::fi_msg_atomic,
     operand: sys::fi_ioc,
@@ -186,6 +186,20 @@ pub struct AtomicMsg {
     result: sys::fi_ioc,
     rma: sys::fi_rma_ioc,
     desc: [*mut c_void; 3],
+}
+
+// By hand: raw pointers are `Default` only since Rust 1.88, above our MSRV.
+impl Default for AtomicMsg {
+    fn default() -> AtomicMsg {
+        AtomicMsg {
+            msg: Default::default(),
+            operand: Default::default(),
+            compare: Default::default(),
+            result: Default::default(),
+            rma: Default::default(),
+            desc: [std::ptr::null_mut(); 3],
+        }
+    }
 }
 
 impl AtomicMsg {
