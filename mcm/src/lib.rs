@@ -24,6 +24,7 @@
 
 mod dangling;
 mod force;
+mod locale;
 pub mod mode;
 mod selector;
 pub mod sim;
@@ -36,4 +37,5 @@ mod policy_tests;
 pub use dangling::{DanglingStores, LocaleSet, LocaleSetIter, Targets};
 pub use mode::{Mode, ParseModeError};
 pub use selector::{AmoFn, ForceVisibleFn, GetFn, PutFn, ReleaseFn, Selector, SendFn, Weakening};
-pub use transport::{AmoKind, Binding, Blocking, Locale, OpFlags, Transport};
+pub use locale::Locale;
+pub use transport::{AmoKind, Binding, Blocking, OpFlags, Transport};

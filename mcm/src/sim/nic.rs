@@ -12,7 +12,7 @@
 //! with respect to the others; which eligible step runs next is the
 //! nondeterminism (racing threads under loom, a seeded generator otherwise).
 
-use super::{Addr, ProviderOrdering, SimAmo, SimSend};
+use super::ops::{Addr, ProviderOrdering, SimAmo, SimSend};
 use crate::sync::{AtomicU64, Ordering};
 use crate::{Locale, OpFlags};
 
