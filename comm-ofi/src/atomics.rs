@@ -27,13 +27,11 @@
 //! run: a NIC atomic and a CPU atomic on one word are not atomic with
 //! respect to each other.
 
-use crate::am_seam::{AmoReply, AmoRequest, PostponedAmo};
+use crate::addr::GlobalAddr;
+use crate::am_seam::PostponedAmo;
 use crate::amo::{AmoForm, AmoOp, AmoType, NativeAtomics};
-use crate::comm::{Comm, GlobalAddr, Locale};
-use crate::ctx::{NativeAmo, RemoteBuf};
-use crate::diag::Counter;
 use crate::error::{Error, Result};
-use mcm::Weakening;
+use mcm::Locale;
 
 /// How the atomics of one type are carried out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -75,7 +73,7 @@ impl AmoRoutes {
 }
 
 /// An address aligned to the atomic's type.
-fn check_aligned(target: GlobalAddr, ty: AmoType) -> Result<()> {
+pub(crate) fn check_aligned(target: GlobalAddr, ty: AmoType) -> Result<()> {
     if target.addr % ty.size() as u64 != 0 {
         return Err(Error::Misaligned {
             locale: target.locale,
@@ -88,7 +86,7 @@ fn check_aligned(target: GlobalAddr, ty: AmoType) -> Result<()> {
 }
 
 /// An op defined on the type.
-fn check_op(ty: AmoType, op: AmoOp) -> Result<()> {
+pub(crate) fn check_op(ty: AmoType, op: AmoOp) -> Result<()> {
     if !crate::cpu_amo::valid(ty, op) {
         return Err(Error::Unsupported(format!(
             "{op:?} is not defined on {ty:?}"
@@ -98,283 +96,11 @@ fn check_op(ty: AmoType, op: AmoOp) -> Result<()> {
 }
 
 /// What the MCM policy must know of an atomic: whether it reads, writes, both.
-fn policy_kind(op: AmoOp, fetch: bool) -> mcm::AmoKind {
+pub(crate) fn policy_kind(op: AmoOp, fetch: bool) -> mcm::AmoKind {
     match (AmoForm::of(op, fetch), op) {
         (AmoForm::Plain, _) => mcm::AmoKind::Update,
         (_, AmoOp::Read) => mcm::AmoKind::Read,
         _ => mcm::AmoKind::FetchUpdate,
-    }
-}
-
-impl Comm {
-    /// The route of `ty`'s atomics for this run.
-    pub fn amo_route(&self, ty: AmoType) -> AmoRoute {
-        self.routes.of(ty)
-    }
-
-    /// Whether `(ty, op)` is done natively by the provider (the whole type is).
-    pub fn amo_is_native(&self, ty: AmoType, _op: AmoOp, _fetch: bool) -> bool {
-        self.amo_route(ty) == AmoRoute::Native
-    }
-
-    /// A remote atomic on one element of `ty` at `target`, by the type's
-    /// route (see the module docs). `operand` and `compare` carry the value's
-    /// bits in their low bytes (little-endian); returns the old value's bits
-    /// for ops that fetch (Read and CompareSwap always do), else 0. An SC
-    /// atomic: ordered after every earlier store and atomic of the calling
-    /// task, in every mode.
-    pub fn amo(
-        &self,
-        target: GlobalAddr,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64> {
-        self.amo_on_route(self.amo_route(ty), target, ty, op, operand, compare, fetch)
-    }
-
-    /// [`Comm::amo`] on a route chosen by the caller: for measurements of the
-    /// AM path on a provider with native atomics. Never mix two routes on one
-    /// word: they are not atomic with respect to each other.
-    #[doc(hidden)]
-    #[allow(clippy::too_many_arguments)]
-    pub fn amo_on_route(
-        &self,
-        route: AmoRoute,
-        target: GlobalAddr,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64> {
-        // Each route validates the word once (locale, range, alignment), then
-        // the op.
-        match route {
-            AmoRoute::Native => {
-                let remote = self.atomic_remote(target, ty)?;
-                check_op(ty, op)?;
-                self.amo_native(remote, target.locale, ty, op, operand, compare, fetch)
-            }
-            AmoRoute::Cpu => {
-                let here = self.word_here(target, ty)?;
-                check_op(ty, op)?;
-                match here {
-                    Some(p) => self.amo_cpu_here(p, ty, op, operand, compare, fetch),
-                    None => self.amo_cpu_there(target, ty, op, operand, compare, fetch),
-                }
-            }
-        }
-    }
-
-    /// Validates the word like [`Comm::check_atomic_target`] and gives its
-    /// address in this process if this locale reaches it with the CPU (its
-    /// own heap or static data, or a co-located locale's heap mapped here:
-    /// `mapped.rs`); `None`: a valid word of another locale. A mapped word's
-    /// range is checked by the mapping's translation, not a second time.
-    #[inline]
-    fn word_here(&self, target: GlobalAddr, ty: AmoType) -> Result<Option<*mut u8>> {
-        if target.locale != self.me {
-            if let Some(p) = self.mapped_ptr(target, ty.size()) {
-                check_aligned(target, ty)?;
-                return Ok(Some(p));
-            }
-        }
-        self.check_atomic_target(target, ty)?;
-        Ok((target.locale == self.me).then_some(target.addr as *mut u8))
-    }
-
-    /// An unordered (non-fetching, done whenever before the task's next
-    /// fence) atomic: if the word is reachable with the CPU (mapped path) it
-    /// is done at once and `Ok(true)` returned; `Ok(false)`: the caller
-    /// buffers it for the owner.
-    pub fn amo_unordered_here(
-        &self,
-        target: GlobalAddr,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-    ) -> Result<bool> {
-        if !self.mapped().in_use() || self.amo_route(ty) != AmoRoute::Cpu {
-            return Ok(false);
-        }
-        let Some(p) = self.word_here(target, ty)? else {
-            return Ok(false);
-        };
-        check_op(ty, op)?;
-        self.diag.count(Counter::AmoCpu);
-        // SAFETY: as in amo_cpu_here: p is the aligned word (checked by
-        // word_here) of a heap or static data reached here, only accessed
-        // atomically, and CPU is this type's route on every locale.
-        unsafe { crate::cpu_amo::apply(p as u64, ty, op, operand, 0, false) }
-            .map_err(Error::Unsupported)?;
-        Ok(true)
-    }
-
-    /// Checks what every atomic needs whichever way it goes: a valid locale,
-    /// an address aligned to the type, and the word inside the owner's heap.
-    pub fn check_atomic_target(&self, target: GlobalAddr, ty: AmoType) -> Result<()> {
-        self.atomic_remote(target, ty).map(|_| ())
-    }
-
-    /// [`Comm::check_atomic_target`], keeping the provider addressing.
-    fn atomic_remote(&self, target: GlobalAddr, ty: AmoType) -> Result<RemoteBuf> {
-        let remote = self.remote(target, ty.size())?;
-        check_aligned(target, ty)?;
-        Ok(remote)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn amo_native(
-        &self,
-        remote: RemoteBuf,
-        owner: Locale,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64> {
-        self.diag.count(Counter::AmoNative);
-        let form = AmoForm::of(op, fetch);
-        let size = ty.size();
-        // SC atomics: the caller's postponed AMOs (via AM) go first; the
-        // selector orders the stores.
-        self.with_ctx_settled(Settle::All, |ctx| {
-            {
-                let (o, c, r) = ctx.scratch_words();
-                *o = operand.to_le_bytes();
-                *c = compare.to_le_bytes();
-                *r = [0; 8];
-            }
-            let atomic = NativeAmo {
-                remote,
-                ty,
-                op,
-                form,
-            };
-            self.selector
-                .amo(ctx, owner, atomic, policy_kind(op, fetch))
-                .map_err(crate::comm::peer_err("atomic", 0, owner))?;
-            let (_, _, r) = ctx.scratch_words();
-            let mut out = [0u8; 8];
-            out[..size].copy_from_slice(&r[..size]);
-            Ok(if form == AmoForm::Plain {
-                0
-            } else {
-                u64::from_le_bytes(out)
-            })
-        })
-    }
-
-    /// A CPU atomic on a word this locale reaches with the CPU (its own, or
-    /// a mapped peer's). It is an SC atomic like any other: what the caller
-    /// stored before through the fabric (PUTs to other locales, native or
-    /// postponed AMOs) must be visible before it is performed. Its stores
-    /// to mapped heaps need nothing: a SeqCst read-modify-write is ordered
-    /// after them (a locked instruction on x86; see docs/mcm.md).
-    fn amo_cpu_here(
-        &self,
-        p: *mut u8,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64> {
-        self.diag.count(Counter::AmoCpu);
-        if !self.selector.is_weakened(Weakening::LocalAmoNoForce) {
-            self.force_visible_if_any()?;
-        }
-        // SAFETY: check_atomic_target put the word inside its owner's
-        // registered heap, aligned, and word_here gave its address in this
-        // process (our heap, or the owner's mapped here); words used by
-        // atomics are only accessed atomically (the API contract), and this
-        // type's atomics are CPU atomics on every locale (its route), never
-        // NIC atomics.
-        unsafe { crate::cpu_amo::apply(p as u64, ty, op, operand, compare, fetch) }
-            .map_err(Error::Unsupported)
-    }
-
-    /// A CPU atomic on another locale's word, through the AM layer.
-    fn amo_cpu_there(
-        &self,
-        target: GlobalAddr,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64> {
-        let Some(am) = self.am_layer.get() else {
-            return Err(Error::Unsupported(format!(
-                "{op:?} on {ty:?} is not native on provider {}, and the AM layer that carries \
-                 atomics to other locales is not running",
-                self.prov.name
-            )));
-        };
-        self.diag.count(Counter::AmoViaAm);
-        let non_fetching = !crate::cpu_amo::fetches(op, fetch);
-        let bound = self.thread_is_bound() || self.selector.is_weakened(Weakening::PostponeUnbound);
-        let postpone = non_fetching && bound && am.may_postpone();
-        // SC atomics: earlier postponed AMOs first, unless this one is
-        // postponed too and they all went to the same target (the one
-        // handler there applies them in arrival order, which is send order
-        // on one context).
-        let settle = if postpone {
-            Settle::AllIfAnyNotTo(target.locale)
-        } else {
-            Settle::All
-        };
-        self.settle_postponed(settle)?;
-        let req = AmoRequest {
-            target,
-            ty,
-            op,
-            operand,
-            compare,
-            fetch,
-        };
-        match am.send_amo(&req, postpone)? {
-            AmoReply::Done(v) => Ok(v),
-            AmoReply::Postponed(p) => {
-                self.ctx().postponed.push(p);
-                self.mark_ctx_work();
-                Ok(0)
-            }
-        }
-    }
-
-    /// Waits for the calling thread's postponed AMOs as `settle` says, with
-    /// no context lock held (the wait may run other tasks on this thread).
-    pub(crate) fn settle_postponed(&self, settle: Settle) -> Result<()> {
-        let list = {
-            let mut ctx = self.ctx();
-            if !settle.applies(&ctx.postponed) {
-                return Ok(());
-            }
-            std::mem::take(&mut ctx.postponed)
-        };
-        self.await_postponed(list)
-    }
-
-    /// Awaits every AMO of `list`; the first error after all were awaited.
-    pub(crate) fn await_postponed(&self, list: Vec<PostponedAmo>) -> Result<()> {
-        if list.is_empty() {
-            return Ok(());
-        }
-        let Some(am) = self.am_layer.get() else {
-            return Ok(());
-        };
-        let mut first_err = None;
-        for p in list {
-            if let Err(e) = am.await_postponed(p) {
-                first_err.get_or_insert(e);
-            }
-        }
-        first_err.map_or(Ok(()), Err)
     }
 }
 

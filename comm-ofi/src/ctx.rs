@@ -11,7 +11,7 @@
 //! drives manual progress). The pure bookkeeping (chunking, non-blocking
 //! sequence numbers) is in `nb`.
 
-use crate::am_seam::{AmLayer, PostponedAmo};
+use crate::am_seam::{AmLayer, PostponedAmo, ProofRequest};
 use crate::amo::{AmoForm, AmoOp, AmoType};
 use crate::error::{Error, Result};
 use crate::ofi::{AtomicMsg, CqEntry, Endpoint, Flags, OfiError, Posted, Rma, WaitMode};
@@ -88,24 +88,6 @@ pub struct Route {
     /// The locale's order-dummy word: the target of order GETs.
     pub order_dummy: RemoteBuf,
 }
-
-/// A blocking no-op request prepared by the AM layer: the message to send
-/// (in registered memory) and whatever the layer needs to await its reply.
-#[derive(Debug)]
-pub struct ProofRequest {
-    /// The locale it goes to.
-    pub target: crate::comm::Locale,
-    /// Start of the encoded request, in the registered heap.
-    pub msg: *const u8,
-    /// Its length.
-    pub len: usize,
-    /// The AM layer's handle (buffers, done slot).
-    pub token: [u64; 2],
-}
-
-// SAFETY: msg points into the registered heap, which outlives every request,
-// and only the context holding the request touches it.
-unsafe impl Send for ProofRequest {}
 
 /// A PUT or GET as the policy passes it to the transport: one local buffer
 /// against one remote range, posted in chunks of at most `chunk` bytes.

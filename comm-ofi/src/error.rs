@@ -4,8 +4,8 @@
 //! `fi_strerror` text; every bad input names the bad value, so a user can see
 //! what to change without a debugger.
 
-use crate::comm::Locale;
 pub use crate::ofi::error::{strerror, OfiError};
+use mcm::Locale;
 
 /// Result alias for the comm layer.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -147,4 +147,25 @@ pub enum Error {
         /// Its values and the locales that have each.
         values: String,
     },
+}
+
+/// Names the operation and the peer in a libfabric failure (the completion
+/// error itself, "Operation canceled", says neither); other errors pass.
+pub(crate) fn peer_err(
+    op: &'static str,
+    len: usize,
+    locale: Locale,
+) -> impl FnOnce(Error) -> Error {
+    move |e| match e {
+        Error::Ofi(source) => Error::Peer {
+            op: if len > 0 {
+                format!("{op} of {len} bytes")
+            } else {
+                op.to_string()
+            },
+            locale,
+            source,
+        },
+        e => e,
+    }
 }

@@ -6,6 +6,7 @@
 //! binds its worker threads to transmit contexts and calls the boundary hooks.
 //! The ordering policy (what to force visible when) comes from the `mcm` crate.
 
+pub mod addr;
 pub mod agree;
 pub mod am_seam;
 pub mod amo;
@@ -24,19 +25,23 @@ pub mod heap;
 pub mod knobs;
 pub mod mapped;
 pub mod ofi;
+pub mod provider;
 pub mod quirks;
 pub mod select;
 pub mod statics;
 pub mod sync;
 
-pub use am_seam::{AmLayer, AmPort, AmoReply, AmoRequest, PostponedAmo};
+pub use addr::GlobalAddr;
+pub use am_seam::{AmLayer, AmoReply, AmoRequest, PostponedAmo, ProofRequest};
 pub use amo::{AmoForm, AmoOp, AmoType};
 pub use atomics::AmoRoute;
 pub use backoff::Backoff;
-pub use comm::{Comm, GlobalAddr, IdlePolicy, Locale, NbHandle, ProviderInfo};
-pub use ctx::ProofRequest;
+pub use comm::am_service::AmPort;
+pub use comm::rma::NbHandle;
+pub use comm::{Comm, IdlePolicy, Locale};
 pub use diag::{CommCounts, CommDiagnostics, Counter};
 pub use env::Config;
 pub use error::{Error, OfiError, Result};
 pub use mapped::LocalPath;
 pub use mcm::{Mode, Weakening};
+pub use provider::ProviderInfo;

@@ -31,8 +31,8 @@
 //! mapped sender rings it after each send ([`Mapped::ring`]). The memory
 //! model of the path is argued in `docs/mcm.md` ("The mapped path").
 
-use crate::comm::Locale;
 use crate::error::{Error, Result};
+use mcm::Locale;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 

@@ -7,9 +7,8 @@
 //! payload; it only decides which flags an operation carries, what must be
 //! posted before it, when to wait, and what dangles afterwards.
 
-use crate::DanglingStores;
 use crate::locale::Locale;
-
+use crate::DanglingStores;
 
 /// Per-operation flags the policy asks a transport to add.
 ///

@@ -44,9 +44,16 @@ fn pgasrun() -> Result<PathBuf, String> {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
         let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--quiet", "-p", "pgas-bootstrap", "--bin", "pgasrun"])
-            .arg("--manifest-path")
-            .arg(&manifest);
+        cmd.args([
+            "build",
+            "--quiet",
+            "-p",
+            "pgas-bootstrap",
+            "--bin",
+            "pgasrun",
+        ])
+        .arg("--manifest-path")
+        .arg(&manifest);
         if profile_dir.file_name().is_some_and(|n| n != "debug") {
             cmd.arg("--release");
         }

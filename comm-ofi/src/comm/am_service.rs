@@ -3,7 +3,8 @@
 //! sends from any thread or from the AM poller.
 
 use super::*;
-use crate::ofi::Posted;
+use crate::error::peer_err;
+use crate::ofi::{CqError, Posted};
 
 impl Comm {
     /// Installs the AM layer (see [`crate::am_seam`]): proofs of native-AMO
@@ -149,5 +150,82 @@ impl Comm {
             .lock(AM_POLLER_CTX)
             .progress_nowait()
             .map(|_| ())
+    }
+}
+
+/// What comm-ofi offers an AM layer: a view of [`Comm`] with the calls only an
+/// AM layer makes. Get one with [`Comm::am_port`].
+#[derive(Debug, Clone, Copy)]
+pub struct AmPort<'a> {
+    pub(crate) comm: &'a Comm,
+}
+
+impl AmPort<'_> {
+    /// Stops comm-ofi's start-up progress thread (`pgas-progress`): the AM
+    /// layer's poller polls the receive CQ with [`AmPort::poll_rx`] from now on (RMA against this
+    /// locale needs it on providers with manual progress).
+    pub fn take_over_polling(&self) {
+        self.comm.stop_startup_progress();
+    }
+
+    /// Reads receive-side completions (and drives progress for RMA targeting
+    /// this locale). Waits up to `timeout_ms` on blocking CQs.
+    pub fn poll_rx(
+        &self,
+        buf: &mut [CqEntry],
+        timeout_ms: i32,
+    ) -> std::result::Result<usize, CqError> {
+        self.comm.poll_rx(buf, timeout_ms)
+    }
+
+    /// Ends a wait in [`AmPort::poll_rx`] on a blocking CQ at once (or the
+    /// next one, if nobody waits now: the signal stays until a read takes
+    /// it); that read returns no completions.
+    pub fn interrupt_rx_wait(&self) {
+        self.comm.interrupt_rx_wait()
+    }
+
+    /// Posts a multi-receive landing zone on the receive endpoint.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must lie in the registered heap and stay reserved for
+    /// the provider until it reports the buffer retired (`FI_MULTI_RECV`).
+    pub unsafe fn post_landing_zone(&self, buf: *mut u8, len: usize, context: usize) -> Result<()> {
+        // SAFETY: forwarded from the caller's guarantee.
+        unsafe { self.comm.post_landing_zone(buf, len, context) }
+    }
+
+    /// Sets `FI_OPT_MIN_MULTI_RECV` on the receive endpoint.
+    pub fn set_min_multi_recv(&self, bytes: usize) -> Result<()> {
+        self.comm.set_min_multi_recv(bytes)
+    }
+
+    /// Sends the AM request `msg` to `target` through the MCM selector (which
+    /// first makes the caller's stores visible as the mode says) and waits
+    /// for local completion. `msg` must lie in the registered heap when the
+    /// provider needs `FI_MR_LOCAL`.
+    pub fn send(&self, target: Locale, msg: &[u8]) -> Result<()> {
+        self.comm.send(target, msg)
+    }
+
+    /// Sends a short message from the AM poller without ever waiting
+    /// (see `Comm::send_from_poller`); `Ok(false)` if the queue is full.
+    pub fn send_from_poller(&self, target: Locale, msg: &[u8]) -> Result<bool> {
+        self.comm.send_from_poller(target, msg)
+    }
+
+    /// Reaps completions of [`AmPort::send_from_poller`] without waiting.
+    pub fn reap_poller_sends(&self) -> Result<()> {
+        self.comm.reap_poller_sends()
+    }
+
+    /// Binds the calling thread (the AM poller) to its context (`[1]`).
+    pub fn bind_am_poller(&self) -> Result<()> {
+        self.comm.bind_am_poller()
+    }
+
+    /// Binds the calling thread to AM-handler context `handler`.
+    pub fn bind_handler(&self, handler: usize) -> Result<()> {
+        self.comm.bind_am_handler(handler)
     }
 }

@@ -3,7 +3,14 @@
 //! path's doorbell where no peer needs this locale's progress), and the
 //! start-up progress thread itself.
 
-use super::*;
+use crate::env::Config;
+use crate::error::{Error, Result};
+use crate::mapped::Mapped;
+use crate::ofi::{Cq, CqEntry, Endpoint, WaitMode};
+use crate::provider::ProviderInfo;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 /// How a receive poller behaves when it finds nothing: keep polling
 /// (yielding) while peers may need its progress; otherwise poll for

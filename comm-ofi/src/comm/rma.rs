@@ -3,6 +3,7 @@
 //! the MCM selector; [`NbHandle`], the handle of a non-blocking one.
 
 use super::*;
+use crate::error::peer_err;
 
 /// See `Comm::nb_route`.
 enum NbRoute {

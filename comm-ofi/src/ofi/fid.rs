@@ -13,6 +13,10 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
 
+/// An address in the address vector (`fi_addr_t`; the AV is `FI_AV_TABLE`,
+/// so the n-th inserted name is n).
+pub type FiAddr = sys::fi_addr_t;
+
 macro_rules! owned_fid {
     ($name:ident, $raw:ty, $what:literal) => {
         impl Drop for $name {
@@ -114,7 +118,7 @@ impl Av {
     }
 
     /// Inserts endpoint names in order; returns their `fi_addr_t`s.
-    pub fn insert(&self, names: &[Vec<u8>]) -> Result<Vec<super::FiAddr>, OfiError> {
+    pub fn insert(&self, names: &[Vec<u8>]) -> Result<Vec<FiAddr>, OfiError> {
         let mut out = Vec::with_capacity(names.len());
         for name in names {
             let mut addr: sys::fi_addr_t = sys::FI_ADDR_NOTAVAIL;

@@ -18,6 +18,8 @@ pub mod info;
 pub mod ops;
 
 pub use error::OfiError;
-pub use fid::{Av, Cq, CqEntry, CqError, Domain, Endpoint, Fabric, Mr, RecvCompletion, WaitMode};
+pub use fid::{
+    Av, Cq, CqEntry, CqError, Domain, Endpoint, Fabric, FiAddr, Mr, RecvCompletion, WaitMode,
+};
 pub use info::{library_version, Info, MrMode};
-pub use ops::{AtomicMsg, FiAddr, Flags, LocalBuf, Posted, RemoteBuf, Rma};
+pub use ops::{AtomicMsg, Flags, LocalBuf, Posted, RemoteBuf, Rma};

@@ -17,15 +17,11 @@
 //! local buffer, untouched) until the operation's completion is reaped.
 
 use super::error::{check, failed, is_eagain, OfiError};
-use super::fid::Endpoint;
+use super::fid::{Endpoint, FiAddr};
 use crate::amo::{AmoForm, AmoOp, AmoType};
 use libfabric_sys as sys;
 use std::ffi::c_void;
 use std::ptr;
-
-/// An address in the address vector (`fi_addr_t`; the AV is `FI_AV_TABLE`,
-/// so the n-th inserted name is n).
-pub type FiAddr = sys::fi_addr_t;
 
 /// A local buffer, with the descriptor libfabric wants for it.
 #[derive(Debug, Clone, Copy)]

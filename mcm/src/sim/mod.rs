@@ -37,14 +37,15 @@ pub mod litmus;
 mod nic;
 mod ops;
 
-pub use ops::{Addr, Progress, ProviderOrdering, SimAmo, SimConfig, SimError, SimGet, SimPut, SimSend};
+pub use ops::{
+    Addr, Progress, ProviderOrdering, SimAmo, SimConfig, SimError, SimGet, SimPut, SimSend,
+};
 
 use std::fmt;
 
 use crate::sync::{self, thread, Arc, AtomicU64, Condvar, Mutex, Ordering};
 use crate::{Binding, DanglingStores, Locale, OpFlags, Transport};
 use nic::{Action, InFlight, Nic, Step};
-
 
 /// State behind the fabric's lock.
 struct State {
