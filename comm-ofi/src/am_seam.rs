@@ -9,10 +9,10 @@
 //! over `Comm`'s public methods.
 //!
 //! * [`AmLayer`]: what an AM layer provides to comm-ofi, installed once with
-//!   [`Comm::install_am_layer`]. comm-ofi calls it from the caller's thread,
+//!   [`Comm::install_am_layer`](crate::Comm::install_am_layer). comm-ofi calls it from the caller's thread,
 //!   never while it holds a transmit context's lock, except
 //!   [`AmLayer::prepare_proof`] / [`AmLayer::cancel_proof`] (pure buffer work).
-//! * [`AmPort`]: what comm-ofi offers an AM layer ([`Comm::am_port`]): taking
+//! * [`AmPort`](crate::AmPort): what comm-ofi offers an AM layer ([`Comm::am_port`](crate::Comm::am_port)): taking
 //!   over receive polling, landing zones, sends through the MCM selector,
 //!   the AM poller's fail-fast sends, and binding the AM threads to their
 //!   contexts.
@@ -21,7 +21,7 @@
 //! * a proof's request is answered by the target's *AM poller* (whichever
 //!   thread reads the receive queue for it), never by a handler thread that
 //!   could itself be waiting for a proof; it answers with an injected send and never waits for its
-//!   completion ([`AmPort::send_from_poller`]);
+//!   completion ([`AmPort::send_from_poller`](crate::AmPort::send_from_poller));
 //! * a thread waiting for a proof does not help run other work while it
 //!   holds its transmit context;
 //! * postponed AMOs are awaited with no transmit-context lock held (the wait
@@ -86,7 +86,7 @@ pub trait AmLayer: Send + Sync + std::fmt::Debug {
     fn may_postpone(&self) -> bool;
     /// Sends `req` to the word's owner and, unless `postpone` (never for a
     /// fetching op), waits for its 'done'. The send goes through
-    /// [`AmPort::send`], so the caller's earlier stores are ordered before it
+    /// [`AmPort::send`](crate::AmPort::send), so the caller's earlier stores are ordered before it
     /// by the MCM selector.
     fn send_amo(&self, req: &AmoRequest, postpone: bool) -> Result<AmoReply>;
     /// Waits for the 'done' of a postponed AMO; an error reply is returned.

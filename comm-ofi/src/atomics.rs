@@ -7,7 +7,7 @@
 //! caller's own locale returned through a CPU shortcut before the caller's
 //! earlier stores were forced visible. Here the route is fixed per type at
 //! start-up ([`AmoRoutes::plan`]) and every caller goes through
-//! [`Comm::amo`], which does, for every route:
+//! [`Comm::amo`](crate::Comm::amo), which does, for every route:
 //!
 //! 1. validation (locale, alignment, the word inside the owner's heap);
 //! 2. SC-atomic ordering: the caller's postponed AMOs are settled and its

@@ -4,7 +4,7 @@
 /// A locale (process) index, `0..num_locales`: the one definition of the
 /// workspace (`comm_ofi::Locale` and `runtime_shim::Locale` re-export it).
 ///
-/// A `usize`, so that it indexes per-locale tables (here [`DanglingStores`],
+/// A `usize`, so that it indexes per-locale tables (here [`DanglingStores`](crate::DanglingStores),
 /// above the peer and mapping tables) without a conversion; wire formats
 /// that carry a locale store it as a `u32`, the C ABI as an `int`.
 /// The policy panics on a value out of range: a bug in the caller (the

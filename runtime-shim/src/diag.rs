@@ -46,8 +46,32 @@ pub(crate) fn install_subscriber(default: LogDefault) {
     }
 }
 
-/// Every knob in force, as `(variable, value)` (what `PGAS_INFO=1` prints).
+/// Every knob of the knob table ([`comm_ofi::knobs::KNOBS`]), in its
+/// order, with the value in force, as `(variable, value)` (what
+/// `PGAS_INFO=1` prints). A knob whose value the layers resolved (a mode
+/// chosen, a provider's default taken) shows that value; another shows the
+/// environment's value, or `default: ...` as the table states it when the
+/// variable is unset. Generated from the table, so a new knob is listed
+/// without touching this function.
 pub fn knobs(rt: &Runtime) -> Vec<(&'static str, String)> {
+    let resolved = resolved_knobs(rt);
+    comm_ofi::knobs::KNOBS
+        .iter()
+        .map(|k| {
+            let v = resolved
+                .iter()
+                .find(|(name, _)| *name == k.name)
+                .map(|(_, v)| v.clone())
+                .or_else(|| comm_ofi::knobs::var(k.name))
+                .unwrap_or_else(|| format!("default: {}", k.default));
+            (k.name, v)
+        })
+        .collect()
+}
+
+/// The knobs whose value in force the layers know (resolved defaults
+/// included); the others are shown as the environment has them.
+fn resolved_knobs(rt: &Runtime) -> Vec<(&'static str, String)> {
     let c = rt.comm().config();
     let a = rt.am().config();
     let s = rt.config();
@@ -57,6 +81,7 @@ pub fn knobs(rt: &Runtime) -> Vec<(&'static str, String)> {
         ("PGAS_MCM_MODE", rt.mode().to_string()),
         ("PGAS_PROVIDER", p.name.clone()),
         ("PGAS_HEAP_SIZE", c.heap_size.to_string()),
+        ("PGAS_LOCAL_PATH", format!("{:?}", c.local_path).to_lowercase()),
         (
             "PGAS_MAX_MSG_SIZE",
             opt(c.max_msg_size.map(|m| m.to_string())),
@@ -65,6 +90,9 @@ pub fn knobs(rt: &Runtime) -> Vec<(&'static str, String)> {
         ("PGAS_AMO_VIA_AM", (c.amo_via_am as u8).to_string()),
         ("PGAS_CQ_WAIT", format!("{:?}", p.wait).to_lowercase()),
         ("PGAS_NUM_WORKERS", c.num_workers.to_string()),
+        ("PGAS_THREAD_CONTEXTS", c.thread_contexts.to_string()),
+        ("PGAS_WORKER_POLL", (a.worker_poll as u8).to_string()),
+        ("PGAS_POLL_SPIN_US", c.poll_spin_us.to_string()),
         ("PGAS_AM_HANDLERS", c.am_handlers.to_string()),
         (
             "PGAS_MAX_TX_CONTEXTS",
@@ -80,6 +108,7 @@ pub fn knobs(rt: &Runtime) -> Vec<(&'static str, String)> {
         ("PGAS_AM_AMO_DELAY", (a.delay_amo_done as u8).to_string()),
         ("PGAS_AM_IDLE_SLEEP_US", a.idle_sleep_us.to_string()),
         ("PGAS_PIN", (s.pin as u8).to_string()),
+        ("PGAS_CHECK", (s.check as u8).to_string()),
         ("PGAS_BARRIER", s.barrier.to_string()),
         ("PGAS_VERBOSE", c.verbose.to_string()),
         (

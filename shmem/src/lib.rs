@@ -19,7 +19,7 @@
 //!
 //! Misuse that is cheap to check (a PE out of range, an address that is not
 //! symmetric, a call before `shmem_init`) ends the job with a message
-//! naming the call and the value ([`die`]), never a silent wrong answer.
+//! naming the call and the value (`die`), never a silent wrong answer.
 
 mod amo;
 mod coll;

@@ -14,7 +14,7 @@ impl Comm {
         let _ = self.am_layer.set(layer);
     }
 
-    /// The calls only an AM layer makes (see [`crate::am_seam::AmPort`]).
+    /// The calls only an AM layer makes (see [`AmPort`]).
     pub fn am_port(&self) -> AmPort<'_> {
         AmPort { comm: self }
     }
