@@ -3,6 +3,32 @@
 //! Each entry records a behaviour measured on this machine (libfabric 1.17)
 //! that the provider's advertised attributes do not tell.
 
+/// ofi_rxm's receive buffers, bounded before libfabric reads its
+/// parameters. With a shared receive context (what 1.17 does over tcp by
+/// default) rxm posts `FI_OFI_RXM_MSG_RX_SIZE` = 4096 buffers of
+/// `FI_OFI_RXM_BUFFER_SIZE` = 16 KiB on *every* endpoint, 64 MB per transmit
+/// context whether it ever receives or not: 4 locales x 128 workers on
+/// tcp;ofi_rxm were OOM-killed at ~5.6 GB per locale. Without it the buffers
+/// are per connection, posted when a peer connects (measured in
+/// docs/performance.md, "Memory per locale and per worker": 16 workers,
+/// 1560 -> 80 MB at start-up, 1838 -> 660 MB after use). So unless the user
+/// chose (`FI_OFI_RXM_USE_SRX` set), turn it off.
+///
+/// Returns whether it set the variable. libfabric reads it once, when the
+/// provider is first loaded, so this runs at the top of `Comm::init`,
+/// before the bootstrap connects (PMIx starts threads) and before comm-ofi
+/// starts any: the one moment the process environment is changed, with no
+/// thread of ours reading it. A program that calls `getenv` from threads of
+/// its own while it calls `init` should set the variable itself.
+pub fn bound_rxm_receive_buffers() -> bool {
+    const VAR: &str = "FI_OFI_RXM_USE_SRX";
+    if std::env::var_os(VAR).is_some() {
+        return false;
+    }
+    std::env::set_var(VAR, "0");
+    true
+}
+
 /// Providers whose `FI_THREAD_SAFE` claim does not hold when one thread
 /// progresses the receive endpoint while another posts and reaps on a
 /// transmit endpoint of the same domain. `udp;ofi_rxd` (1.17): the reader
