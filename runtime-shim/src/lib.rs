@@ -44,6 +44,7 @@ pub mod runtime;
 pub mod strided;
 pub mod tasking;
 pub mod team;
+mod team_area;
 #[cfg(feature = "serde")]
 pub mod typed;
 pub mod unordered;

@@ -72,7 +72,8 @@ pub struct Runtime {
     amo_batch: FnId,
     check_range: FnId,
     detached: Group,
-    world: OnceLock<crate::team::Team>,
+    /// The world team's area on each locale (the team itself: `team.rs`).
+    world_areas: Vec<u64>,
     finalizing: AtomicBool,
     finalized: AtomicBool,
     names: OnceLock<(std::ffi::CString, std::ffi::CString)>,
@@ -572,10 +573,10 @@ impl Runtime {
 
     // ---------------------------------------------------------- collectives
 
-    /// The world team (every locale, rank = locale): team collectives,
-    /// splitting into smaller teams (see [`crate::Team`]).
-    pub fn world(&self) -> &crate::team::Team {
-        self.world.get().expect("made at init")
+    /// The world team's area address on each locale (allocated and
+    /// exchanged at init; `Runtime::world` in `team.rs` builds the team).
+    pub(crate) fn world_areas(&self) -> &[u64] {
+        &self.world_areas
     }
 
     /// Job-wide barrier: every store issued before it (by tasks that ended
