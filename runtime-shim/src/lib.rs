@@ -48,8 +48,11 @@ mod team_area;
 #[cfg(feature = "serde")]
 pub mod typed;
 pub mod unordered;
+pub mod view;
 
 pub use amhandler::{fn_id, FnId};
+/// The crate whose `Pod` and `Zeroable` derives make a struct [`Pod`] here.
+pub use bytemuck;
 pub use collective::{BarrierKind, BCAST_INLINE};
 pub use comm_ofi::{AmoOp, AmoType, GlobalAddr, Locale, Mode};
 pub use error::{Error, Result};
@@ -64,6 +67,7 @@ pub use tasking::{Group, PoolStats, TaskHandle};
 pub use team::{Reduce, ReduceOp, Team, TEAM_INLINE};
 #[cfg(feature = "serde")]
 pub use typed::TypedFn;
+pub use view::{LocalCell, LocalView};
 
 /// The Rust snippets of `docs/embedding.md` and the README, compiled as
 /// doctests so that the documentation cannot drift from the API.

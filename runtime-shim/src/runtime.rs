@@ -634,7 +634,7 @@ pub(crate) trait FromZero {
 
 impl<T: Pod> FromZero for T {
     fn from_zero() -> T {
-        crate::pod::from_bytes(&vec![0u8; std::mem::size_of::<T>()]).expect("enough bytes")
+        bytemuck::Zeroable::zeroed()
     }
 }
 

@@ -2,7 +2,9 @@
 
 use super::join::TaskState;
 use super::*;
+use crate::error::{Error, Result};
 use amhandler::Spawner;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use std::time::Instant;
