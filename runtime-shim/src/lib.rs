@@ -55,7 +55,7 @@ pub use amhandler::{fn_id, FnId};
 pub use bytemuck;
 pub use collective::{BarrierKind, BCAST_INLINE};
 pub use comm_ofi::{AmoOp, AmoType, GlobalAddr, Locale, Mode};
-pub use error::{Error, Result};
+pub use error::{CommError, CommErrorKind, Error, Result};
 pub use lock::{GlobalLock, LockGuard};
 pub use p2p::{AmoHandle, Cmp, SignalOp};
 pub use pod::{Atom, AtomInt, Pod};

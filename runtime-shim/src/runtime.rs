@@ -331,7 +331,7 @@ impl Runtime {
                 .map_or(u64::MAX, |o| o as u64);
             let offer = *world.fcollect(&[mine])?.iter().max().expect("a member");
             if offer == u64::MAX {
-                return Err(Error::Comm(comm_ofi::Error::OutOfMemory {
+                return Err(Error::from(comm_ofi::Error::OutOfMemory {
                     size: bytes,
                     heap_size: heap.size(),
                 }));
