@@ -50,11 +50,16 @@ pub mod typed;
 pub mod unordered;
 pub mod view;
 
+/// The layers underneath, as [`Runtime::comm`] and [`Runtime::am`] return
+/// them (for runtimes that drive them directly).
+pub use amhandler::Am;
 pub use amhandler::{fn_id, FnId};
 /// The crate whose `Pod` and `Zeroable` derives make a struct [`Pod`] here.
 pub use bytemuck;
 pub use collective::{BarrierKind, BCAST_INLINE};
-pub use comm_ofi::{AmoOp, AmoType, GlobalAddr, Locale, Mode};
+pub use comm_ofi::Comm;
+pub use comm_ofi::{AmoOp, AmoType, GlobalAddr, LocalPath, Locale, Mode};
+pub use diagnostics::CommCounts;
 pub use error::{CommError, CommErrorKind, Error, Result};
 pub use lock::{GlobalLock, LockGuard};
 pub use p2p::{AmoHandle, Cmp, SignalOp};
