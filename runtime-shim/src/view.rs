@@ -155,16 +155,17 @@ mod tests {
     fn view_reads_and_writes_by_value() {
         // A "part" in ordinary memory stands in for the registered heap.
         let mut part = vec![0u64; 4];
-        let d = Dist::new(vec![GlobalPtr::new(0, part.as_mut_ptr() as u64)], 4, 0);
-        let v = d.local_view();
-        assert_eq!(v.len(), 4);
-        v.copy_from_slice(&[1, 2, 3, 4]);
-        v[0].set(v[3].get() + 10);
-        assert_eq!(v.to_vec(), [14, 2, 3, 4]);
-        assert_eq!(format!("{v:?}"), "[14, 2, 3, 4]");
-        let total: u64 = v.iter().map(|c| c.get()).sum();
-        assert_eq!(total, 23);
-        drop(v);
+        {
+            let d = Dist::new(vec![GlobalPtr::new(0, part.as_mut_ptr() as u64)], 4, 0);
+            let v = d.local_view();
+            assert_eq!(v.len(), 4);
+            v.copy_from_slice(&[1, 2, 3, 4]);
+            v[0].set(v[3].get() + 10);
+            assert_eq!(v.to_vec(), [14, 2, 3, 4]);
+            assert_eq!(format!("{v:?}"), "[14, 2, 3, 4]");
+            let total: u64 = v.iter().map(|c| c.get()).sum();
+            assert_eq!(total, 23);
+        }
         assert_eq!(part, [14, 2, 3, 4]);
     }
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 impl Pool {
     /// Starts a task running `f` and returns its handle. The creator's stores
-    /// are made visible first ([`Hooks::task_create`]).
+    /// are made visible first ([`Hooks::task_create`](super::Hooks::task_create)).
     pub fn spawn<T, F>(self: &Arc<Self>, f: F) -> Result<TaskHandle<T>>
     where
         T: Send + 'static,
