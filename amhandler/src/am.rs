@@ -173,7 +173,7 @@ pub struct Am {
     pub(crate) handlers: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) counters: Counters,
     /// The receive side (poller thread, idle workers).
-    pub(crate) poll: crate::handler::PollShared,
+    pub(crate) poll: crate::poll::PollShared,
 }
 
 impl std::fmt::Debug for Am {
@@ -224,7 +224,7 @@ impl Am {
         let here = comm.here();
         let n = comm.num_locales();
         let delay_nf = cfg.delay_amo_done && cfg.handlers == 1;
-        let poll = crate::handler::PollShared::new(&comm, &cfg, block_wait);
+        let poll = crate::poll::PollShared::new(&comm, &cfg, block_wait);
         Arc::new_cyclic(|me| Am {
             delay_nf,
             comm,

@@ -31,6 +31,7 @@ pub mod error;
 pub mod executor;
 mod handler;
 mod idle;
+mod poll;
 mod rawmem;
 pub mod registry;
 mod slot;

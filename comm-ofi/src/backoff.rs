@@ -11,6 +11,17 @@
 //!
 //! Not for the pollers' idle/doorbell protocols (`IdlePolicy`, amhandler's
 //! `idle.rs`): those are model-checked and keep their own steps.
+//!
+//! Why not crossbeam-utils' `Backoff` itself: its ladder is fixed (spins
+//! doubling from 1 to 64 `spin_loop`s over 7 rounds, then 4 yields, then
+//! `is_completed`), with no sleeping step and no round count. The loops here
+//! were tuned with their own ladders (a handler yields 256 rounds before it
+//! sleeps, a PUT waiter spins 65 single rounds, a lock waiter 33), lengthen
+//! their sleeps by the rounds past the ladder ([`Backoff::past_ladder`]),
+//! and some hand over to a park protocol of their own ([`Backoff::step`]
+//! returning `false`); crossbeam's would change every one of those timings.
+//! So this one stays, and the workspace does not declare crossbeam-utils
+//! (crossbeam-queue still brings it in for its own use).
 
 use std::time::Duration;
 

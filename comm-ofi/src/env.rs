@@ -95,9 +95,7 @@ impl Config {
             Some(v) => Some(v.trim().parse::<Mode>().map_err(|e| Error::Env {
                 var: "PGAS_MCM_MODE",
                 value: v.clone(),
-                reason: format!(
-                    "{e}; valid: auto, message-order-fence, message-order, delivery-complete"
-                ),
+                reason: format!("{e}, or auto"),
             })?),
         };
         let provider = var("PGAS_PROVIDER").or_else(|| var("FI_PROVIDER"));

@@ -1,6 +1,8 @@
 //! Distributed histogram: every locale draws keys and adds them to bins
 //! spread over all locales (unordered atomic adds), then an allreduce
-//! checks the total.   pgasrun -n 4 target/release/examples/histogram
+//! checks the total. `at_global` finds bin b's locale and offset, and
+//! `local_view` reads this locale's bins in place: no `unsafe`, no index
+//! arithmetic.   pgasrun -n 4 target/release/examples/histogram
 use runtime_shim::{init, ReduceOp};
 
 const BINS: usize = 256;
@@ -18,14 +20,12 @@ fn main() -> runtime_shim::Result<()> {
         x ^= x >> 7;
         x ^= x << 17;
         let b = (x % BINS as u64) as usize;
-        rt.atomic(bins.at(b / per)?.add(b % per)).add_unordered(1)?;
+        rt.atomic(bins.at_global(b)?).add_unordered(1)?;
     }
     rt.barrier()?; // flushes the unordered adds; every add is visible after it
-    let mut mine = vec![0u64; per];
-    rt.get(&mut mine, bins.local())?;
-    let total = rt
-        .world()
-        .allreduce(&[mine.iter().sum::<u64>()], ReduceOp::Sum)?[0];
+                   // This locale's bins, read in place (a safe view: copies each value).
+    let mine: u64 = bins.local_view().iter().map(|c| c.get()).sum();
+    let total = rt.world().allreduce(&[mine], ReduceOp::Sum)?[0];
     if me == 0 {
         println!(
             "histogram: {total} of {} draws in {BINS} bins",

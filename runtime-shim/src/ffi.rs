@@ -209,12 +209,12 @@ pub unsafe extern "C" fn pgas_register(fid: u64, name: *const c_char, body: Opti
             Err(_) => {
                 let mut p = PENDING.lock();
                 if p.iter().any(|(id, _, _)| *id == fid) {
-                    return Err(Error::Am(amhandler::Error::Registry(format!(
+                    return Err(Error::from(amhandler::Error::Registry(format!(
                         "function id {fid:#x} ({name:?}) is already registered"
                     ))));
                 }
                 if fid & amhandler::registry::NAMED_BIT != 0 {
-                    return Err(Error::Am(amhandler::Error::Registry(format!(
+                    return Err(Error::from(amhandler::Error::Registry(format!(
                         "raw id {fid:#x} for {name:?} has bit 63 set, which is reserved"
                     ))));
                 }

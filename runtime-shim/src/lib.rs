@@ -44,14 +44,23 @@ pub mod runtime;
 pub mod strided;
 pub mod tasking;
 pub mod team;
+mod team_area;
 #[cfg(feature = "serde")]
 pub mod typed;
 pub mod unordered;
+pub mod view;
 
+/// The layers underneath, as [`Runtime::comm`] and [`Runtime::am`] return
+/// them (for runtimes that drive them directly).
+pub use amhandler::Am;
 pub use amhandler::{fn_id, FnId};
+/// The crate whose `Pod` and `Zeroable` derives make a struct [`Pod`] here.
+pub use bytemuck;
 pub use collective::{BarrierKind, BCAST_INLINE};
-pub use comm_ofi::{AmoOp, AmoType, GlobalAddr, Locale, Mode};
-pub use error::{Error, Result};
+pub use comm_ofi::Comm;
+pub use comm_ofi::{AmoOp, AmoType, GlobalAddr, LocalPath, Locale, Mode};
+pub use diagnostics::CommCounts;
+pub use error::{CommError, CommErrorKind, Error, Result};
 pub use lock::{GlobalLock, LockGuard};
 pub use p2p::{AmoHandle, Cmp, SignalOp};
 pub use pod::{Atom, AtomInt, Pod};
@@ -63,6 +72,7 @@ pub use tasking::{Group, PoolStats, TaskHandle};
 pub use team::{Reduce, ReduceOp, Team, TEAM_INLINE};
 #[cfg(feature = "serde")]
 pub use typed::TypedFn;
+pub use view::{LocalCell, LocalView};
 
 /// The Rust snippets of `docs/embedding.md` and the README, compiled as
 /// doctests so that the documentation cannot drift from the API.

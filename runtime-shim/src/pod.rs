@@ -8,37 +8,67 @@
 use comm_ofi::AmoType;
 
 /// Data that can be copied bit for bit to another process: `Copy`, no
-/// padding, no pointers, every bit pattern a valid value.
+/// padding, no pointers, every bit pattern a valid value, shareable between
+/// threads.
 ///
-/// # Safety
-/// Implement only for types with no padding bytes and no invalid bit
-/// patterns (integers, floats, arrays of them, `#[repr(C)]` structs of them
-/// without padding).
-pub unsafe trait Pod: Copy + Send + Sync + 'static {}
+/// This is [`bytemuck::Pod`] (plus `Send + Sync`): every type that is
+/// `bytemuck::Pod` is `Pod` here, and there is nothing to implement by hand.
+/// The numbers and arrays of them are; for your own struct, derive it (the
+/// derive checks at compile time that the struct is `#[repr(C)]` with no
+/// padding and only `Pod` fields), no `unsafe` needed:
+///
+/// ```no_run
+/// use runtime_shim::bytemuck::{Pod, Zeroable};
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+/// #[bytemuck(crate = "runtime_shim::bytemuck")] // not needed if you depend on bytemuck yourself
+/// #[repr(C)]
+/// struct Particle {
+///     pos: [f64; 3],
+///     id: u64,
+/// }
+///
+/// let rt = runtime_shim::init()?;
+/// let parts = rt.alloc_all::<Particle>(16)?;
+/// let next = (rt.here() + 1) % rt.num_locales();
+/// let p = Particle { pos: [1.0, 2.0, 3.0], id: rt.here() as u64 };
+/// rt.put(parts.at(next)?, &[p])?;
+/// rt.barrier()?;
+/// let mut back = [Particle::zeroed()];
+/// rt.get(&mut back, parts.at(next)?)?;
+/// assert_eq!(back[0], p);
+/// rt.finalize()?;
+/// # Ok::<(), runtime_shim::Error>(())
+/// ```
+///
+/// A struct with padding does not derive (the padding bytes would travel
+/// uninitialized):
+///
+/// ```compile_fail
+/// use runtime_shim::bytemuck::{Pod, Zeroable};
+/// #[derive(Clone, Copy, Pod, Zeroable)]
+/// #[bytemuck(crate = "runtime_shim::bytemuck")]
+/// #[repr(C)]
+/// struct Padded { a: u8, b: u64 }
+/// ```
+pub trait Pod: bytemuck::Pod + Send + Sync {}
 
-macro_rules! pod {
-    ($($t:ty),*) => {$(
-        // SAFETY: a primitive number: no padding, every bit pattern valid.
-        unsafe impl Pod for $t {}
-    )*};
-}
-pod!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
-// SAFETY: an array of Pod elements has no padding between them (size is a
-// multiple of alignment) and every bit pattern of each element is valid.
-unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
+impl<T: bytemuck::Pod + Send + Sync> Pod for T {}
 
 /// The bytes of a slice of plain data.
 pub fn as_bytes<T: Pod>(s: &[T]) -> &[u8] {
-    // SAFETY: T is Pod (no padding, so every byte is initialized); the
-    // returned slice covers exactly the same memory for the same lifetime.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+    if std::mem::size_of::<T>() == 0 {
+        return &[];
+    }
+    bytemuck::cast_slice(s)
 }
 
 /// The bytes of a mutable slice of plain data.
 pub fn as_bytes_mut<T: Pod>(s: &mut [T]) -> &mut [u8] {
-    // SAFETY: T is Pod (every bit pattern valid, so any bytes written through
-    // the view leave valid values); same memory, same exclusive lifetime.
-    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+    if std::mem::size_of::<T>() == 0 {
+        return &mut [];
+    }
+    bytemuck::cast_slice_mut(s)
 }
 
 /// A value as bytes (native byte order).
@@ -46,19 +76,11 @@ pub fn to_bytes<T: Pod>(v: &T) -> Vec<u8> {
     as_bytes(std::slice::from_ref(v)).to_vec()
 }
 
-/// A value from the first `size_of::<T>()` bytes of `b`; `None` if `b` is shorter.
+/// A value from the first `size_of::<T>()` bytes of `b` (any alignment);
+/// `None` if `b` is shorter.
 pub fn from_bytes<T: Pod>(b: &[u8]) -> Option<T> {
     let n = std::mem::size_of::<T>();
-    if b.len() < n {
-        return None;
-    }
-    let mut v = std::mem::MaybeUninit::<T>::uninit();
-    // SAFETY: n bytes are read from b (checked long enough) into v's n
-    // bytes; T is Pod, so any bytes make a valid T.
-    unsafe {
-        std::ptr::copy_nonoverlapping(b.as_ptr(), v.as_mut_ptr().cast::<u8>(), n);
-        Some(v.assume_init())
-    }
+    b.get(..n).map(bytemuck::pod_read_unaligned)
 }
 
 /// A vector of values from bytes; trailing bytes that do not fill an element are ignored.
@@ -146,6 +168,28 @@ mod tests {
         let mut m = [0u16; 2];
         as_bytes_mut(&mut m).copy_from_slice(&[1, 0, 2, 0]);
         assert_eq!(m, [1, 2]);
+        // Unaligned input (a byte buffer from the wire) decodes too.
+        let raw = [0u8, 7, 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(from_bytes::<u64>(&raw[1..]), Some(7));
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(C)]
+    struct Derived {
+        a: u32,
+        b: [u16; 2],
+    }
+
+    #[test]
+    fn derived_structs_are_pod_without_unsafe() {
+        fn takes_pod<T: Pod>(v: &[T]) -> Vec<u8> {
+            as_bytes(v).to_vec()
+        }
+        let v = [Derived { a: 1, b: [2, 3] }];
+        let b = takes_pod(&v);
+        assert_eq!(b.len(), 8);
+        assert_eq!(vec_from_bytes::<Derived>(&b), v);
+        assert_eq!(as_bytes::<()>(&[(), ()]), &[] as &[u8]);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::pod::Pod;
+use crate::view::LocalView;
 use comm_ofi::{GlobalAddr, Locale};
 use std::marker::PhantomData;
 
@@ -133,12 +134,45 @@ impl<T: Pod> Dist<T> {
         self.ptrs[self.here]
     }
 
+    /// This locale's part, read and written by value with no `unsafe`: a
+    /// [`LocalView`] borrowing this `Dist` (what a racing remote write
+    /// means for it: [`LocalView`]).
+    pub fn local_view(&self) -> LocalView<'_, T> {
+        LocalView::of(self)
+    }
+
+    /// Elements in all (every locale's part: `len() * num_locales()`).
+    pub fn global_len(&self) -> usize {
+        self.len * self.ptrs.len()
+    }
+
+    /// The pointer to element `i` of the distributed array that the parts
+    /// form in locale order (block distribution: elements
+    /// `l * len() .. (l + 1) * len()` are on locale `l`). An error names `i`
+    /// if it is not below [`Dist::global_len`].
+    pub fn at_global(&self, i: usize) -> Result<GlobalPtr<T>> {
+        if i >= self.global_len() {
+            return Err(Error::InvalidLength {
+                what: "global index",
+                len: i as u64,
+                reason: format!(
+                    "the distributed array has {} elements ({} locales x {})",
+                    self.global_len(),
+                    self.ptrs.len(),
+                    self.len
+                ),
+            });
+        }
+        Ok(self.ptrs[i / self.len].add(i % self.len))
+    }
+
     /// Every locale's part, by locale.
     pub fn parts(&self) -> &[GlobalPtr<T>] {
         &self.ptrs
     }
 
-    /// This locale's part as a slice, read directly.
+    /// This locale's part as a slice, read directly (zero-copy; the safe
+    /// form is [`Dist::local_view`]).
     ///
     /// # Safety
     /// No task anywhere may write this locale's part (by PUT, atomic or a
@@ -182,5 +216,12 @@ mod tests {
         assert_eq!(d.at(1).unwrap(), p.add(1));
         let e = d.at(2).unwrap_err().to_string();
         assert!(e.contains("locale 2"), "{e}");
+        let d = Dist::new(vec![p, GlobalPtr::new(1, 0x9000)], 3, 0);
+        assert_eq!(d.global_len(), 6);
+        assert_eq!(d.at_global(0).unwrap(), p);
+        assert_eq!(d.at_global(2).unwrap(), p.add(2));
+        assert_eq!(d.at_global(4).unwrap(), GlobalPtr::new(1, 0x9008));
+        let e = d.at_global(6).unwrap_err().to_string();
+        assert!(e.contains("6") && e.contains("2 locales x 3"), "{e}");
     }
 }

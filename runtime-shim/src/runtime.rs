@@ -72,7 +72,8 @@ pub struct Runtime {
     amo_batch: FnId,
     check_range: FnId,
     detached: Group,
-    world: OnceLock<crate::team::Team>,
+    /// The world team's area on each locale (the team itself: `team.rs`).
+    world_areas: Vec<u64>,
     finalizing: AtomicBool,
     finalized: AtomicBool,
     names: OnceLock<(std::ffi::CString, std::ffi::CString)>,
@@ -330,7 +331,7 @@ impl Runtime {
                 .map_or(u64::MAX, |o| o as u64);
             let offer = *world.fcollect(&[mine])?.iter().max().expect("a member");
             if offer == u64::MAX {
-                return Err(Error::Comm(comm_ofi::Error::OutOfMemory {
+                return Err(Error::from(comm_ofi::Error::OutOfMemory {
                     size: bytes,
                     heap_size: heap.size(),
                 }));
@@ -572,10 +573,10 @@ impl Runtime {
 
     // ---------------------------------------------------------- collectives
 
-    /// The world team (every locale, rank = locale): team collectives,
-    /// splitting into smaller teams (see [`crate::Team`]).
-    pub fn world(&self) -> &crate::team::Team {
-        self.world.get().expect("made at init")
+    /// The world team's area address on each locale (allocated and
+    /// exchanged at init; `Runtime::world` in `team.rs` builds the team).
+    pub(crate) fn world_areas(&self) -> &[u64] {
+        &self.world_areas
     }
 
     /// Job-wide barrier: every store issued before it (by tasks that ended
@@ -633,7 +634,7 @@ pub(crate) trait FromZero {
 
 impl<T: Pod> FromZero for T {
     fn from_zero() -> T {
-        crate::pod::from_bytes(&vec![0u8; std::mem::size_of::<T>()]).expect("enough bytes")
+        bytemuck::Zeroable::zeroed()
     }
 }
 

@@ -33,20 +33,13 @@
 use crate::error::{Error, Result};
 use crate::pod::{as_bytes, vec_from_bytes, Atom, Pod};
 use crate::runtime::Runtime;
+pub use crate::team_area::TEAM_INLINE;
+use crate::team_area::{new_area, FLAGS, HEADER, SLOT};
 use comm_ofi::{GlobalAddr, Locale};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Flag words of the dissemination barrier: one per round, for each of the
-/// two phases (a member can be one collective ahead of another, never two:
-/// it cannot finish a barrier before everyone entered it).
-const FLAGS: usize = 2 * 64;
-/// Bytes carried inside a slot; larger contributions go by GET.
-pub const TEAM_INLINE: usize = 512;
-/// Slot header: length, flags, address of a large copy, epoch.
-const HEADER: usize = 32;
-const SLOT: usize = HEADER + TEAM_INLINE;
 /// Slot flag bits.
 const PRESENT: u64 = 1;
 const LARGE: u64 = 2;
@@ -163,11 +156,6 @@ impl std::fmt::Debug for Team {
     }
 }
 
-/// Bytes of a team area for `n` members.
-fn area_bytes(n: usize) -> usize {
-    FLAGS * 8 + 2 * n * SLOT
-}
-
 fn word(rt: &Runtime, addr: u64) -> &'static AtomicU64 {
     assert!(
         rt.comm().heap().contains(addr, 8) && addr % 8 == 0,
@@ -179,9 +167,28 @@ fn word(rt: &Runtime, addr: u64) -> &'static AtomicU64 {
     unsafe { AtomicU64::from_ptr(addr as *mut u64) }
 }
 
+/// The world team, made on first use from the areas init exchanged (a
+/// process has one runtime, so one world team).
+static WORLD: std::sync::OnceLock<Team> = std::sync::OnceLock::new();
+
+/// The world team lives here, not in `runtime.rs`, so that the runtime
+/// module never names `Team` (this module is the layer above it).
+impl Runtime {
+    /// The world team (every locale, rank = locale): team collectives,
+    /// splitting into smaller teams (see [`Team`]).
+    pub fn world(&self) -> &Team {
+        WORLD.get_or_init(|| {
+            let rt = Runtime::current().expect("a Runtime exists only once init has stored it");
+            debug_assert!(std::ptr::eq(rt, self));
+            Team::world(rt, self.world_areas().to_vec())
+        })
+    }
+}
+
 impl Team {
-    /// The world team (every locale; rank = locale), made at init.
-    pub(crate) fn world(rt: &'static Runtime, area: u64, areas: Vec<u64>) -> Team {
+    /// The world team (every locale; rank = locale), from the team areas
+    /// init allocated and exchanged.
+    fn world(rt: &'static Runtime, areas: Vec<u64>) -> Team {
         let n = areas.len();
         Team {
             inner: Arc::new(Inner {
@@ -194,26 +201,11 @@ impl Team {
                 name: "world".into(),
             }),
         }
-        .checked_area(area)
     }
 
     fn checked_area(self, area: u64) -> Team {
         debug_assert_eq!(self.inner.areas[self.inner.me], area);
         self
-    }
-
-    /// Allocates and zeroes a team area of `n` members on this locale.
-    pub(crate) fn new_area(rt: &Runtime, n: usize) -> Result<u64> {
-        Team::new_area_on(rt.comm(), n)
-    }
-
-    /// [`Team::new_area`] before the runtime exists (the world team's).
-    pub(crate) fn new_area_on(comm: &comm_ofi::Comm, n: usize) -> Result<u64> {
-        let a = comm.alloc(area_bytes(n), 64)?;
-        // SAFETY: a fresh allocation of area_bytes(n) bytes in our heap that
-        // nobody else knows of yet.
-        unsafe { std::ptr::write_bytes(a.addr as *mut u8, 0, area_bytes(n)) };
-        Ok(a.addr)
     }
 
     /// Number of members.
@@ -684,7 +676,7 @@ impl Team {
         let split = self.inner.splits.fetch_add(1, Ordering::Relaxed);
         // Round 2: each new member's area address (0 from non-members).
         let area = if color.is_some() {
-            Team::new_area(rt, members.len())
+            new_area(rt.comm(), members.len())
         } else {
             Ok(0)
         };
@@ -736,8 +728,7 @@ mod tests {
 
     #[test]
     fn area_layout_holds_two_phases_of_slots() {
-        assert_eq!(area_bytes(1), FLAGS * 8 + 2 * SLOT);
-        assert_eq!(area_bytes(4), FLAGS * 8 + 8 * SLOT);
+        assert_eq!(crate::team_area::area_bytes(1), FLAGS * 8 + 2 * SLOT);
         assert_eq!(len_prefixed(&[1u16, 2]).len(), 8 + 4);
     }
 }

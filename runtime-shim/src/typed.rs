@@ -3,7 +3,10 @@
 //!
 //! Exists so that a Rust program need not hand-encode every argument: a
 //! body registered with [`crate::Builder::register_typed`] gets its
-//! argument decoded and its reply encoded (bincode), and
+//! argument decoded and its reply encoded ([postcard], a compact serde
+//! format: varint integers, no field names; like every non-self-describing
+//! format it cannot carry types that need `deserialize_any`, such as
+//! `#[serde(untagged)]` enums), and
 //! [`crate::Runtime::on_typed`] returns the decoded reply. A value that does
 //! not decode (a locale running another build) is an error reply naming the
 //! body, not a crash.
@@ -47,7 +50,7 @@ impl<A, R> TypedFn<A, R> {
 }
 
 fn encode<T: Serialize>(what: &str, v: &T) -> Result<Vec<u8>> {
-    bincode::serialize(v).map_err(|e| Error::State(format!("cannot encode {what}: {e}")))
+    postcard::to_allocvec(v).map_err(|e| Error::State(format!("cannot encode {what}: {e}")))
 }
 
 impl Builder {
@@ -60,14 +63,14 @@ impl Builder {
         F: Fn(&OnCtx, A) -> R + Send + Sync + 'static,
     {
         let id = self.register(name, move |ctx, bytes| {
-            let a: A = bincode::deserialize(bytes).unwrap_or_else(|e| {
+            let a: A = postcard::from_bytes(bytes).unwrap_or_else(|e| {
                 panic!(
                     "typed body {name:?}: the argument from locale {} does not decode as {}: {e}",
                     ctx.caller(),
                     std::any::type_name::<A>()
                 )
             });
-            bincode::serialize(&body(ctx, a))
+            postcard::to_allocvec(&body(ctx, a))
                 .unwrap_or_else(|e| panic!("typed body {name:?}: cannot encode its reply: {e}"))
         })?;
         Ok(TypedFn {
@@ -87,7 +90,7 @@ impl Runtime {
         arg: &A,
     ) -> Result<R> {
         let reply = self.on(locale, f.id, &encode("the argument", arg)?)?;
-        bincode::deserialize(&reply).map_err(|e| {
+        postcard::from_bytes(&reply).map_err(|e| {
             Error::State(format!(
                 "the reply of typed body {:?} from locale {locale} does not decode as {}: {e}",
                 f.name,

@@ -251,7 +251,7 @@ impl Builder {
         let comm = Comm::init_config(self.knobs.comm_config()?)?;
         let coll = Collectives::new(&comm, cfg.barrier)?;
         // The world team's area (teams: docs/embedding.md), exchanged once.
-        let world_area = crate::team::Team::new_area_on(&comm, comm.num_locales())?;
+        let world_area = crate::team_area::new_area(&comm, comm.num_locales())?;
         let world_areas = comm
             .oob()
             .allgather(&world_area.to_le_bytes())
@@ -298,7 +298,7 @@ impl Builder {
             amo_batch,
             check_range,
             detached: Group::new(),
-            world: OnceLock::new(),
+            world_areas,
             finalizing: AtomicBool::new(false),
             finalized: AtomicBool::new(false),
             names: OnceLock::new(),
@@ -307,9 +307,6 @@ impl Builder {
             return Err(Error::AlreadyInitialized);
         }
         let rt = RUNTIME.get().expect("just set");
-        let _ = rt
-            .world
-            .set(crate::team::Team::world(rt, world_area, world_areas));
         // The thread that starts the runtime (the main program) gets a
         // transmit context of its own where the provider has enough.
         rt.bind_thread()?;

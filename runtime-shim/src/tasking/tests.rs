@@ -1,0 +1,238 @@
+//! Unit tests of the pool: helping, hooks, panics, groups, pinning.
+
+use super::join::TaskState;
+use super::*;
+use crate::error::{Error, Result};
+use amhandler::Spawner;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use std::time::Instant;
+
+fn pool(workers: usize, hooks: Arc<dyn Hooks>) -> Arc<Pool> {
+    Pool::start(
+        PoolConfig {
+            workers,
+            cores: None,
+            block_wait: false,
+            locale: 0,
+            poll_window: Duration::from_micros(200),
+        },
+        hooks,
+    )
+    .unwrap()
+}
+
+fn fib(p: &Arc<Pool>, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let q = p.clone();
+    let a = p.spawn(move || fib(&q, n - 1)).unwrap();
+    let b = fib(p, n - 2);
+    a.join().unwrap() + b
+}
+
+/// A thread that is not a worker and sleeps in a join or a group wait
+/// is unparked by the end of the task (counted), not left to its
+/// sleep's timeout: each task here ends only once the waiter is
+/// registered, so the wake must have happened.
+#[test]
+fn non_worker_waits_are_woken_by_the_end() {
+    let p = pool(1, Arc::new(NoHooks));
+    let state = Arc::new(std::sync::OnceLock::<Arc<TaskState<u32>>>::new());
+    let s2 = state.clone();
+    let h = p
+        .spawn(move || {
+            let s = loop {
+                match s2.get() {
+                    Some(s) => break s,
+                    None => std::thread::yield_now(),
+                }
+            };
+            while s.joiners.threads.lock().is_empty() {
+                std::thread::yield_now();
+            }
+            7
+        })
+        .unwrap();
+    let _ = state.set(h.state.clone());
+    assert_eq!(h.join().unwrap(), 7);
+    assert_eq!(p.stats().joins_woken, 1, "{:?}", p.stats());
+
+    let g = Group::new();
+    let inner = g.inner.clone();
+    p.spawn_in(&g, move || {
+        while inner.waiters.threads.lock().is_empty() {
+            std::thread::yield_now();
+        }
+    })
+    .unwrap();
+    p.wait_group(&g).unwrap();
+    assert_eq!(p.stats().joins_woken, 2, "{:?}", p.stats());
+}
+
+#[test]
+fn task_tree_deeper_than_workers_completes_by_helping() {
+    let p = pool(1, Arc::new(NoHooks));
+    let q = p.clone();
+    // Depth 18 with one worker: every join waits while its child is queued.
+    let h = p.spawn(move || fib(&q, 18)).unwrap();
+    assert_eq!(h.join().unwrap(), 2584);
+    assert!(p.stats().helped > 100, "{:?}", p.stats());
+    // A chain deeper than the worker count, each link waiting on the next.
+    fn chain(p: &Arc<Pool>, d: u32) -> u32 {
+        if d == 0 {
+            return 0;
+        }
+        let q = p.clone();
+        p.spawn(move || chain(&q, d - 1)).unwrap().join().unwrap() + 1
+    }
+    let q = p.clone();
+    assert_eq!(
+        p.spawn(move || chain(&q, 500)).unwrap().join().unwrap(),
+        500
+    );
+    p.shutdown();
+}
+
+#[derive(Default)]
+struct Counting {
+    created: AtomicU64,
+    ended: AtomicU64,
+    started: AtomicU64,
+    fail_end: AtomicBool,
+}
+
+impl Hooks for Counting {
+    fn worker_start(&self, _: usize) -> Result<()> {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+    fn task_create(&self) -> Result<()> {
+        self.created.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+    fn task_end(&self) -> Result<()> {
+        self.ended.fetch_add(1, Ordering::SeqCst);
+        if self.fail_end.load(Ordering::SeqCst) {
+            return Err(Error::State("end hook failed".into()));
+        }
+        Ok(())
+    }
+    fn on_start(&self) -> Result<()> {
+        Ok(())
+    }
+    fn after_job(&self) {}
+}
+
+#[test]
+fn hooks_run_once_per_task_and_before_the_child_and_the_joiner() {
+    let h = Arc::new(Counting::default());
+    let p = pool(2, h.clone());
+    assert_eq!(h.started.load(Ordering::SeqCst), 2);
+    let g = Group::new();
+    for i in 0..200u64 {
+        let hh = h.clone();
+        p.spawn_in(&g, move || {
+            // The creator's hook ran before this child could start.
+            assert!(hh.created.load(Ordering::SeqCst) > i);
+        })
+        .unwrap();
+    }
+    p.wait_group(&g).unwrap();
+    assert_eq!(h.created.load(Ordering::SeqCst), 200);
+    // Every task_end ran before the group wait returned.
+    assert_eq!(h.ended.load(Ordering::SeqCst), 200);
+    h.fail_end.store(true, Ordering::SeqCst);
+    let e = p.spawn(|| 1).unwrap().join().unwrap_err().to_string();
+    assert!(e.contains("end hook failed"), "{e}");
+    p.shutdown();
+}
+
+#[test]
+fn panics_become_errors_and_groups_nest() {
+    let p = pool(2, Arc::new(NoHooks));
+    let e = p
+        .spawn(|| panic!("boom {}", 7))
+        .unwrap()
+        .join()
+        .unwrap_err();
+    assert!(e.to_string().contains("boom 7"), "{e}");
+    let count = Arc::new(AtomicU64::new(0));
+    let g = Group::new();
+    for _ in 0..10 {
+        let (p2, g2, c2) = (p.clone(), g.clone(), count.clone());
+        p.spawn_in(&g, move || {
+            for _ in 0..10 {
+                let c3 = c2.clone();
+                p2.spawn_in(&g2, move || {
+                    c3.fetch_add(1, Ordering::SeqCst);
+                })
+                .unwrap();
+            }
+        })
+        .unwrap();
+    }
+    p.wait_group(&g).unwrap();
+    assert_eq!(count.load(Ordering::SeqCst), 100);
+    assert_eq!(g.pending(), 0);
+    p.shutdown();
+    assert!(matches!(p.spawn(|| ()), Err(Error::Finalized)));
+}
+
+#[test]
+fn am_jobs_run_and_non_workers_do_not_help() {
+    let p = pool(1, Arc::new(NoHooks));
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = flag.clone();
+    Spawner::spawn(&*p, Box::new(move || f.store(true, Ordering::SeqCst)));
+    let t = Instant::now();
+    while !flag.load(Ordering::SeqCst) {
+        assert!(t.elapsed() < Duration::from_secs(10));
+        std::thread::yield_now();
+    }
+    assert!(!Spawner::help(&*p), "the test thread is no worker");
+    let t = Instant::now();
+    while !Spawner::idle(&*p) {
+        assert!(t.elapsed() < Duration::from_secs(10));
+        std::thread::yield_now();
+    }
+    Spawner::shutdown(&*p);
+}
+
+#[test]
+fn workers_are_pinned_when_asked() {
+    let cores: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    let p = Pool::start(
+        PoolConfig {
+            workers: 2,
+            cores: Some(cores.clone()),
+            block_wait: false,
+            locale: 0,
+            poll_window: Duration::from_micros(200),
+        },
+        Arc::new(NoHooks),
+    )
+    .unwrap();
+    assert_eq!(p.workers(), 2);
+    p.shutdown();
+    // A core that does not exist is an error naming it.
+    let e = Pool::start(
+        PoolConfig {
+            workers: 1,
+            cores: Some(vec![100_000]),
+            block_wait: false,
+            locale: 0,
+            poll_window: Duration::from_micros(200),
+        },
+        Arc::new(NoHooks),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("100000"), "{e}");
+}
