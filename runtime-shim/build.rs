@@ -4,7 +4,8 @@
 //! `libruntime_shim.so` (the crate's name); `scripts/install` installs it as
 //! `libpgas_shim.so.MAJOR.MINOR.PATCH` with the `.so.MAJOR` and `.so` links.
 fn main() {
-    let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets CARGO_PKG_VERSION_MAJOR");
+    let major =
+        std::env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets CARGO_PKG_VERSION_MAJOR");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libpgas_shim.so.{major}");
 }

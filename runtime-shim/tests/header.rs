@@ -63,7 +63,11 @@ fn ffi_sources() -> String {
         .filter(|p| p.extension().is_some_and(|x| x == "rs"))
         .collect();
     files.sort();
-    assert!(files.len() >= 2, "found only {files:?} in {}", dir.display());
+    assert!(
+        files.len() >= 2,
+        "found only {files:?} in {}",
+        dir.display()
+    );
     files
         .iter()
         .map(|f| std::fs::read_to_string(f).unwrap())
@@ -331,7 +335,10 @@ fn header_version_macros_are_the_crate_version() {
     let r = unsafe {
         runtime_shim::ffi::pgas_version(std::ptr::null_mut(), &mut only_minor, std::ptr::null_mut())
     };
-    assert_eq!((r, i64::from(only_minor)), (0, crate_version[1].1.parse().unwrap()));
+    assert_eq!(
+        (r, i64::from(only_minor)),
+        (0, crate_version[1].1.parse().unwrap())
+    );
 }
 
 #[test]

@@ -37,7 +37,12 @@ fn readelf_dynamic(file: &Path) -> String {
         .arg(file)
         .output()
         .expect("run readelf (binutils)");
-    assert!(o.status.success(), "readelf -d {}: {}", file.display(), text(&o));
+    assert!(
+        o.status.success(),
+        "readelf -d {}: {}",
+        file.display(),
+        text(&o)
+    );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -138,7 +143,12 @@ fn installed_library_builds_and_runs_the_c_examples_shared_and_static() {
         .env("PKG_CONFIG_PATH", lib.join("pkgconfig"))
         .output()
         .expect("run pkg-config");
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), version, "{}", text(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        version,
+        "{}",
+        text(&o)
+    );
 
     // The version call against the macros, shared and static.
     let build_dir = scratch("install-build");

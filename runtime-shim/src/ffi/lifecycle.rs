@@ -236,7 +236,11 @@ pub const VERSION: (c_int, c_int, c_int) = (
 /// `PGAS_SHIM_VERSION_*` the program was compiled against). Any pointer may
 /// be NULL (that part is skipped); works before `pgas_init`.
 #[no_mangle]
-pub unsafe extern "C" fn pgas_version(major: *mut c_int, minor: *mut c_int, patch: *mut c_int) -> c_int {
+pub unsafe extern "C" fn pgas_version(
+    major: *mut c_int,
+    minor: *mut c_int,
+    patch: *mut c_int,
+) -> c_int {
     for (p, v) in [(major, VERSION.0), (minor, VERSION.1), (patch, VERSION.2)] {
         if !p.is_null() {
             // SAFETY: a non-null pointer the caller passed points to a

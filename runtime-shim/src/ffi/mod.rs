@@ -172,7 +172,6 @@ fn amo_op(o: c_int) -> Result<AtomicOp> {
         })
 }
 
-
 // ------------------------------------------------------ shared helpers
 
 fn remote(rt: &Runtime, l: i32, raddr: *const c_void) -> Result<GlobalAddr> {
@@ -199,22 +198,22 @@ macro_rules! by_type {
     };
 }
 
+mod amo;
+mod diags;
 mod lifecycle;
 mod memory;
-mod rma;
-mod amo;
 mod on;
+mod rma;
+mod sync;
 mod tasks;
 mod team;
-mod sync;
-mod diags;
 
+pub use amo::*;
+pub use diags::*;
 pub use lifecycle::*;
 pub use memory::*;
-pub use rma::*;
-pub use amo::*;
 pub use on::*;
+pub use rma::*;
+pub use sync::*;
 pub use tasks::*;
 pub use team::*;
-pub use sync::*;
-pub use diags::*;

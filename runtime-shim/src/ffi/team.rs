@@ -186,7 +186,6 @@ pub unsafe extern "C" fn pgas_team_broadcast(
     })
 }
 
-
 fn typed_reduce<T: crate::team::Reduce>(
     t: &crate::team::Team,
     root: Option<usize>,

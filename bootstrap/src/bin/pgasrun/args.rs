@@ -53,7 +53,10 @@ pub struct Timeout {
 /// (`env`, its value if set; empty counts as unset), else none. A bad
 /// `PGAS_JOB_TIMEOUT` is an error naming it and its value (even with the
 /// flag given, so a typo in a site default does not go unnoticed).
-pub fn job_timeout(flag: Option<Duration>, env: Option<OsString>) -> Result<Option<Timeout>, String> {
+pub fn job_timeout(
+    flag: Option<Duration>,
+    env: Option<OsString>,
+) -> Result<Option<Timeout>, String> {
     let from_env = match env {
         Some(v) if !v.is_empty() => Some(parse_timeout(JOB_TIMEOUT_VAR, &v)?),
         _ => None,
@@ -289,11 +292,18 @@ mod tests {
             &["--locales", "4", "prog"][..],
         ] {
             let o = run(args);
-            assert_eq!((o.locales, o.program.to_str()), (4, Some("prog")), "{args:?}");
+            assert_eq!(
+                (o.locales, o.program.to_str()),
+                (4, Some("prog")),
+                "{args:?}"
+            );
         }
         for (args, want) in [
             (&["-np", "0", "prog"][..], "-np 0"),
-            (&["-np", "x", "prog"][..], "-np: invalid number of locales 'x'"),
+            (
+                &["-np", "x", "prog"][..],
+                "-np: invalid number of locales 'x'",
+            ),
             (&["-np"][..], "'-np' needs a value"),
             (&["-n", "2", "-np", "3", "p"][..], "given twice (2, then 3)"),
         ] {

@@ -68,7 +68,6 @@ pub struct Spec {
     pub timeout: Option<Timeout>,
 }
 
-
 enum Proc {
     NotStarted,
     Running(Child),
@@ -799,4 +798,3 @@ impl Job {
         }
     }
 }
-
