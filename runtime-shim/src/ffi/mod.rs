@@ -174,6 +174,7 @@ fn amo_op(o: c_int) -> Result<AtomicOp> {
 
 // ------------------------------------------------------ shared helpers
 
+/// `raddr` on locale `l` as a global address (locale and pointer checked).
 fn remote(rt: &Runtime, l: i32, raddr: *const c_void) -> Result<GlobalAddr> {
     let l = locale(rt, l)?;
     non_null(raddr, "remote address")?;
