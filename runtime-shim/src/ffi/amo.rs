@@ -2,7 +2,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use super::*;
+use super::common::*;
 
 /// A remote atomic: `type` a `PGAS_TYPE_*`, `op` a `PGAS_AMO_*`, `flags`
 /// `PGAS_AMO_FETCH` and/or `PGAS_AMO_UNORDERED`. `operand` (all ops but

@@ -2,7 +2,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use super::*;
+use super::common::*;
 
 /// `pgas_comm_diags_t`: the counts, with `CommCounts`' `repr(C)` layout.
 pub type PgasCommDiags = crate::diagnostics::CommCounts;

@@ -4,7 +4,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use super::*;
+use super::common::*;
 
 type Pending = Vec<(u64, String, OnFn)>;
 static PENDING: parking_lot::Mutex<Pending> = parking_lot::Mutex::new(Vec::new());

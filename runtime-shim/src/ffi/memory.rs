@@ -4,7 +4,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use super::*;
+use super::common::*;
 
 /// Allocates `size` bytes of registered memory on this locale.
 #[no_mangle]

@@ -3,7 +3,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use super::*;
+use super::common::*;
 
 /// The locale that started the on-statement.
 #[no_mangle]

@@ -2,7 +2,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use super::*;
+use super::common::*;
 
 /// Blocking PUT of `len` bytes from `src` to `raddr` on `locale`.
 #[no_mangle]

@@ -3,7 +3,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use super::*;
+use super::common::*;
 
 fn cmp_code(c: c_int) -> Result<crate::p2p::Cmp> {
     usize::try_from(c)

@@ -3,7 +3,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use super::*;
+use super::common::*;
 
 /// Hook for a runtime with its own tasking: call before a task creates a child.
 #[no_mangle]

@@ -2,7 +2,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use super::*;
+use super::common::*;
 
 /// A team (`pgas_team_t`, opaque in C).
 #[derive(Debug)]
