@@ -177,9 +177,14 @@ fn installed_library_builds_and_runs_the_c_examples_shared_and_static() {
             "{mode} version program: {}",
             text(&o)
         );
-        for (name, n, want) in [
-            ("histogram", "2", "histogram: 40000 of 40000 draws"),
-            ("stencil2d", "3", "stencil2d: 3 x 32 x 64 grid, residual"),
+        for (name, np, n, want) in [
+            ("histogram", "-n", "2", "histogram: 40000 of 40000 draws"),
+            (
+                "stencil2d",
+                "-np",
+                "3",
+                "stencil2d: 3 x 32 x 64 grid, residual",
+            ),
         ] {
             let out = build_dir.join(format!("{name}_{mode}"));
             build(line, &prefix, &examples.join(format!("{name}.c")), &out);
@@ -189,10 +194,10 @@ fn installed_library_builds_and_runs_the_c_examples_shared_and_static() {
                 mode == "shared",
                 "{name} ({mode}) dynamic section:\n{needed}"
             );
-            // The installed launcher, with MPI's spelling of -n; the shared
-            // program finds the library by the .pc file's rpath alone.
+            // The installed launcher (also with MPI's spelling, -np); the
+            // shared program finds the library by the .pc file's rpath alone.
             let o = Command::new(prefix.join("bin/pgasrun"))
-                .args(["-np", n, "--timeout", "120"])
+                .args([np, n, "--timeout", "120"])
                 .arg(&out)
                 .env_remove("LD_LIBRARY_PATH")
                 .output()
@@ -200,7 +205,7 @@ fn installed_library_builds_and_runs_the_c_examples_shared_and_static() {
             let stdout = String::from_utf8_lossy(&o.stdout);
             assert!(
                 o.status.success() && stdout.contains(want),
-                "{name} ({mode}) under pgasrun -np {n}: {}",
+                "{name} ({mode}) under pgasrun {np} {n}: {}",
                 text(&o)
             );
         }
