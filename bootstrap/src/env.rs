@@ -1,11 +1,14 @@
 //! The environment contract between `pgasrun` and a locale, and the choice of
 //! OOB backend from it. Kept apart from the backends so the parsing is a pure
-//! function that unit tests can feed any environment.
+//! function that unit tests can feed any environment; and below them: the
+//! backends (`client`, `pmix`) take their parsed environment from here, and
+//! [`Backend::connect`] (which needs them) lives at the crate root, so no
+//! module here imports one that imports it back.
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
 
-use crate::{client, pmix, Oob, OobError, SingleOob};
+use crate::error::OobError;
 
 /// `127.0.0.1:PORT` where the launcher serves the OOB.
 pub const OOB_ADDR: &str = "PGAS_OOB_ADDR";
@@ -163,17 +166,6 @@ impl Backend {
             size,
             job_id,
         }))
-    }
-
-    /// Builds the OOB for this backend (connecting to the launcher, or
-    /// initializing PMIx, if any).
-    pub fn connect(self) -> Result<Box<dyn Oob>, OobError> {
-        match self {
-            Backend::Launcher(env) => Ok(Box::new(client::connect_shared(&env)?)),
-            Backend::Single => Ok(Box::new(SingleOob)),
-            Backend::Pmix(env) => Ok(Box::new(pmix::connect_shared(&env)?)),
-            Backend::Pmi { var, value } => Err(OobError::PmiUnsupported { var, value }),
-        }
     }
 }
 

@@ -111,6 +111,19 @@ pub trait Oob: Send + Sync {
     }
 }
 
+impl Backend {
+    /// Builds the OOB for this backend (connecting to the launcher, or
+    /// initializing PMIx, if any).
+    pub fn connect(self) -> Result<Box<dyn Oob>, OobError> {
+        match self {
+            Backend::Launcher(env) => Ok(Box::new(client::connect_shared(&env)?)),
+            Backend::Single => Ok(Box::new(SingleOob)),
+            Backend::Pmix(env) => Ok(Box::new(pmix::connect_shared(&env)?)),
+            Backend::Pmi { var, value } => Err(OobError::PmiUnsupported { var, value }),
+        }
+    }
+}
+
 /// Connects to whatever started this process (see [`Backend::detect`]).
 ///
 /// * Started by `pgasrun`: connects to it (bounded retries). Calling this more

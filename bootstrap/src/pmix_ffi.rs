@@ -1,5 +1,5 @@
 //! The few PMIx client calls and types the PMIx backend needs, resolved from
-//! the installed `libpmix.so.2` with `dlopen` at run time.
+//! the installed `libpmix.so.2` at run time (`dlopen` through libloading).
 //!
 //! Why at run time rather than linking (or bindgen at build time): the crate
 //! must build, and programs must run under `pgasrun`, on machines without
@@ -13,7 +13,7 @@
 //! the installed header and compares sizes and offsets, so a drift fails a
 //! test instead of corrupting memory.
 
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::OnceLock;
 
 /// `PMIX_MAX_NSLEN`.
@@ -152,7 +152,7 @@ type ErrorStringFn = unsafe extern "C" fn(c_int) -> *const c_char;
 type VersionFn = unsafe extern "C" fn() -> *const c_char;
 type ValueDestructFn = unsafe extern "C" fn(*mut Value);
 
-/// The resolved entry points. The library is never closed.
+/// The resolved entry points, and the library they point into.
 pub(crate) struct Lib {
     /// Which file was loaded (for messages).
     pub(crate) path: String,
@@ -168,6 +168,9 @@ pub(crate) struct Lib {
     /// `PMIx_Value_destruct` (PMIx >= 4); older libraries get the manual
     /// release in [`Lib::release`].
     value_destruct: Option<ValueDestructFn>,
+    /// The loaded library, kept open while the pointers above are used (the
+    /// `Lib` of a process lives in a static: never closed).
+    _lib: libloading::os::unix::Library,
 }
 
 /// Overrides the library to load (a path or a soname).
@@ -209,45 +212,48 @@ impl Lib {
     }
 
     fn open(name: &str) -> Result<Lib, String> {
-        let cname = CString::new(name).map_err(|_| format!("{name:?}: contains NUL"))?;
-        // SAFETY: dlopen takes a NUL-terminated path that outlives the call.
-        // RTLD_GLOBAL: libpmix's own plugins resolve symbols against it.
-        let handle = unsafe { libc::dlopen(cname.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
-        if handle.is_null() {
-            return Err(dlerror_string(name));
-        }
-        let sym = |s: &CStr| -> Result<*mut c_void, String> {
-            // SAFETY: `handle` is a live handle from dlopen (never closed)
-            // and `s` is NUL-terminated.
-            let p = unsafe { libc::dlsym(handle, s.as_ptr()) };
-            if p.is_null() {
-                Err(format!("{name}: no symbol {}", s.to_string_lossy()))
+        use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
+        // SAFETY: loading libpmix runs its initializers, which have no
+        // preconditions on us. RTLD_GLOBAL: libpmix's own plugins resolve
+        // symbols against it.
+        let lib = unsafe { Library::open(Some(name), RTLD_NOW | RTLD_GLOBAL) }.map_err(|e| {
+            let e = e.to_string();
+            if e.contains(name) {
+                e
             } else {
-                Ok(p)
+                format!("{name}: {e}")
             }
-        };
-        // SAFETY: each symbol (all transmutes below) is the PMIx client
-        // function of that name; the fn type it is cast to is its prototype
-        // in pmix.h (PMIx Standard, unchanged since v2), over the types the
-        // layout test checks against the header. Data and fn pointers have
-        // the same size on the platforms dlsym serves.
+        })?;
+        /// Copies the function pointer out of the symbol named `s`.
+        ///
+        /// # Safety
+        /// `F` must be the prototype of the function `s` names.
+        unsafe fn sym<F: Copy>(lib: &Library, name: &str, s: &CStr) -> Result<F, String> {
+            // SAFETY: the caller's; `s` is NUL-terminated.
+            match unsafe { lib.get::<F>(s.to_bytes_with_nul()) } {
+                Ok(f) => Ok(*f),
+                Err(_) => Err(format!("{name}: no symbol {}", s.to_string_lossy())),
+            }
+        }
+        // SAFETY: each symbol is the PMIx client function of that name; the
+        // fn type it is read as is its prototype in pmix.h (PMIx Standard,
+        // unchanged since v2), over the types the layout test checks against
+        // the header. The pointers stay valid: `lib` is kept in the `Lib`
+        // they are stored in, and never closed.
         unsafe {
             Ok(Lib {
                 path: name.to_owned(),
-                init: std::mem::transmute::<*mut c_void, InitFn>(sym(c"PMIx_Init")?),
-                finalize: std::mem::transmute::<*mut c_void, FinalizeFn>(sym(c"PMIx_Finalize")?),
-                abort: std::mem::transmute::<*mut c_void, AbortFn>(sym(c"PMIx_Abort")?),
-                put: std::mem::transmute::<*mut c_void, PutFn>(sym(c"PMIx_Put")?),
-                commit: std::mem::transmute::<*mut c_void, CommitFn>(sym(c"PMIx_Commit")?),
-                fence: std::mem::transmute::<*mut c_void, FenceFn>(sym(c"PMIx_Fence")?),
-                get: std::mem::transmute::<*mut c_void, GetFn>(sym(c"PMIx_Get")?),
-                error_string: std::mem::transmute::<*mut c_void, ErrorStringFn>(sym(
-                    c"PMIx_Error_string",
-                )?),
-                version: std::mem::transmute::<*mut c_void, VersionFn>(sym(c"PMIx_Get_version")?),
-                value_destruct: sym(c"PMIx_Value_destruct")
-                    .ok()
-                    .map(|p| std::mem::transmute::<*mut c_void, ValueDestructFn>(p)),
+                init: sym::<InitFn>(&lib, name, c"PMIx_Init")?,
+                finalize: sym::<FinalizeFn>(&lib, name, c"PMIx_Finalize")?,
+                abort: sym::<AbortFn>(&lib, name, c"PMIx_Abort")?,
+                put: sym::<PutFn>(&lib, name, c"PMIx_Put")?,
+                commit: sym::<CommitFn>(&lib, name, c"PMIx_Commit")?,
+                fence: sym::<FenceFn>(&lib, name, c"PMIx_Fence")?,
+                get: sym::<GetFn>(&lib, name, c"PMIx_Get")?,
+                error_string: sym::<ErrorStringFn>(&lib, name, c"PMIx_Error_string")?,
+                version: sym::<VersionFn>(&lib, name, c"PMIx_Get_version")?,
+                value_destruct: sym::<ValueDestructFn>(&lib, name, c"PMIx_Value_destruct").ok(),
+                _lib: lib,
             })
         }
     }
@@ -304,18 +310,6 @@ impl Lib {
         // SAFETY: PMIx_Get malloc'ed the value itself (PMIX_VALUE_RELEASE
         // frees it with free(3)); nothing refers to it any more.
         unsafe { libc::free(v.cast()) };
-    }
-}
-
-fn dlerror_string(name: &str) -> String {
-    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until
-    // the next dl* call on this thread; it is copied at once.
-    let p = unsafe { libc::dlerror() };
-    if p.is_null() {
-        format!("{name}: dlopen failed")
-    } else {
-        // SAFETY: see above.
-        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
     }
 }
 

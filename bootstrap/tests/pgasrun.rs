@@ -55,6 +55,7 @@ fn clean(program: &str) -> Command {
         "PMIX_NAMESPACE",
         "PMI_RANK",
         "RUST_LOG",
+        "PGAS_JOB_TIMEOUT",
     ] {
         cmd.env_remove(v);
     }
@@ -262,6 +263,56 @@ fn timeout_stops_a_hung_job() {
     assert!(out.elapsed >= Duration::from_secs(1), "{out:?}");
     assert!(out.elapsed < PROMPT, "{out:?}");
     assert_contains(&out, "pgasrun: job exceeded --timeout of 1s");
+}
+
+#[test]
+fn job_timeout_from_the_environment_stops_a_hung_job() {
+    let mut cmd = clean(PGASRUN);
+    cmd.env("PGAS_JOB_TIMEOUT", "1")
+        .args(["-n", "2", PROBE, "sleep"]);
+    let out = run(cmd);
+    assert_eq!(out.code(), Some(124), "{out:?}");
+    assert!(out.elapsed >= Duration::from_secs(1), "{out:?}");
+    assert!(out.elapsed < PROMPT, "{out:?}");
+    assert_contains(&out, "pgasrun: job exceeded PGAS_JOB_TIMEOUT of 1s");
+    // The flag wins over the variable.
+    let mut cmd = clean(PGASRUN);
+    cmd.env("PGAS_JOB_TIMEOUT", "300")
+        .args(["-n", "2", "--timeout", "1", PROBE, "sleep"]);
+    let out = run(cmd);
+    assert_eq!(out.code(), Some(124), "{out:?}");
+    assert!(out.elapsed < PROMPT, "{out:?}");
+    assert_contains(&out, "pgasrun: job exceeded --timeout of 1s");
+    // A job that ends in time is not affected.
+    let mut cmd = clean(PGASRUN);
+    cmd.env("PGAS_JOB_TIMEOUT", "60").args(["-n", "2", "true"]);
+    assert_eq!(run(cmd).code(), Some(0));
+}
+
+#[test]
+fn bad_job_timeout_variable_is_a_usage_error_naming_it() {
+    for bad in ["soon", "0", "-5"] {
+        let mut cmd = clean(PGASRUN);
+        cmd.env("PGAS_JOB_TIMEOUT", bad)
+            .args(["-n", "2", "sh", "-c", "echo ran"]);
+        let out = run(cmd);
+        assert_eq!(out.code(), Some(2), "{bad}: {out:?}");
+        assert_contains(&out, &format!("PGAS_JOB_TIMEOUT: invalid value '{bad}'"));
+        assert_eq!(out.stdout, "", "{bad}: nothing may have run: {out:?}");
+    }
+}
+
+#[test]
+fn np_is_accepted_like_mpirun() {
+    for args in [&["-np", "3"][..], &["-np3"][..]] {
+        let mut a = args.to_vec();
+        a.extend(["sh", "-c", "echo $PGAS_RANK/$PGAS_SIZE"]);
+        let out = pgasrun(&a);
+        assert_eq!(out.code(), Some(0), "{a:?}: {out:?}");
+        let mut lines = out.lines();
+        lines.sort();
+        assert_eq!(lines, ["0/3", "1/3", "2/3"], "{a:?}: {out:?}");
+    }
 }
 
 #[test]

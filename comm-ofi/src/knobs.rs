@@ -98,6 +98,7 @@ pub const KNOBS: &[Knob] = &[
     knob("PGAS_SINGLE_ENDPOINT", "unset", COMM, Test, "DIAGNOSIS-ONLY: set (to anything): transmit contexts are the receive endpoint itself"),
     knob("PGAS_CQ_WAIT", "auto", COMM, User, "spin, block or auto"),
     knob("PGAS_PMIX_LIB", "libpmix.so.2", BOOT, User, "PMIx client library to load under mpirun/srun"),
+    knob("PGAS_JOB_TIMEOUT", "none", BOOT, User, "pgasrun: stop a job after this many seconds unless --timeout is given"),
     knob("PGAS_LOG", "warnings only", SHIM, User, "tracing filter of the runtime shim's log (RUST_LOG too)"),
     knob("PGAS_INFO", "0", SHIM, User, "1: locale 0 prints every knob in force"),
     knob("PGAS_OOB_ADDR", "set by pgasrun", BOOT, Launcher, "the launcher's address"),

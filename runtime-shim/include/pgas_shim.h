@@ -1,8 +1,17 @@
 /*
  * pgas_shim.h: the C ABI of pgas-comm's runtime shim, for a PGAS language
- * runtime written in C. Link with -lruntime_shim (the cdylib
- * libruntime_shim.so, or the staticlib libruntime_shim.a plus
- * -lfabric -lpthread -ldl -lm -lgcc_s). Guide: docs/embedding.md.
+ * runtime written in C. Guide: docs/embedding.md.
+ *
+ * Building against it: install the library (scripts/install PREFIX lays
+ * out PREFIX/include/pgas_shim.h, PREFIX/lib/libpgas_shim.so.0 (SONAME) and
+ * libpgas_shim.a, PREFIX/lib/pkgconfig/pgas-shim.pc, PREFIX/bin/pgasrun):
+ *   export PKG_CONFIG_PATH=PREFIX/lib/pkgconfig
+ *   cc prog.c $(pkg-config --cflags --libs pgas-shim) -o prog
+ * statically (the archive, then its Libs.private: -lfabric -lgcc_s -lutil
+ * -lrt -lpthread -lm -ldl -lc):
+ *   cc prog.c $(pkg-config --static --cflags --libs pgas-shim |
+ *               sed 's/-lpgas_shim/-l:libpgas_shim.a/') -o prog
+ * and run it with PREFIX/bin/pgasrun -n 2 ./prog.
  *
  * Conventions
  *  - Every int-returning call returns PGAS_OK (0) or a negative PGAS_ERR_*
@@ -17,7 +26,7 @@
  *  - Pointers the caller passes must be valid for the length given; for
  *    non-blocking calls, until the handle completes.
  *
- * Kept in sync with runtime-shim/src/ffi.rs by runtime-shim/tests/header.rs.
+ * Kept in sync with runtime-shim/src/ffi/ by runtime-shim/tests/header.rs.
  */
 #ifndef PGAS_SHIM_H
 #define PGAS_SHIM_H
@@ -28,6 +37,13 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- version ----------------------------------------------------------- */
+/* The version of this header (semantic versioning; the shared library's
+ * SONAME is libpgas_shim.so.MAJOR). pgas_version gives the library's. */
+#define PGAS_SHIM_VERSION_MAJOR 0
+#define PGAS_SHIM_VERSION_MINOR 1
+#define PGAS_SHIM_VERSION_PATCH 0
 
 /* ---- error codes ------------------------------------------------------- */
 #define PGAS_OK 0
@@ -125,6 +141,10 @@ const char *pgas_strerror(int err);
 /* Copies this thread's last error message (NUL-terminated, truncated to
  * cap); returns its full length. buf may be NULL to ask for the length. */
 size_t pgas_last_error(char *buf, size_t cap);
+/* The loaded library's version (compare with PGAS_SHIM_VERSION_*: the
+ * header a program was built with); any pointer may be NULL (skipped).
+ * Returns PGAS_OK; works before pgas_init. */
+int pgas_version(int *major, int *minor, int *patch);
 
 /* ---- memory ------------------------------------------------------------ */
 int pgas_alloc(size_t size, void **out); /* registered memory on this locale */

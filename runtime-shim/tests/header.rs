@@ -1,8 +1,8 @@
-//! Keeps `include/pgas_shim.h` in sync with `src/ffi.rs`: the header must
+//! Keeps `include/pgas_shim.h` in sync with `src/ffi/`: the header must
 //! declare exactly the functions the library exports, with the same
 //! parameter and return types (through a fixed Rust-to-C type table), and
 //! its constants must equal the Rust ones. It must also compile as C11 with
-//! every warning an error.
+//! every warning an error, and its version macros must be the crate's.
 
 use runtime_shim::error::code;
 use runtime_shim::{AmoType, AtomicOp};
@@ -17,7 +17,7 @@ fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Rust type (as written in ffi.rs) -> C type (as written in the header).
+/// Rust type (as written in src/ffi/) -> C type (as written in the header).
 fn c_type(rust: &str) -> Option<&'static str> {
     Some(match rust {
         "c_int" => "int",
@@ -54,9 +54,30 @@ fn c_type(rust: &str) -> Option<&'static str> {
 
 type Sig = (String, Vec<String>);
 
-/// Every `extern "C" fn` of ffi.rs that is `#[no_mangle]`: name -> (ret, params).
+/// The C ABI's sources: every file of `src/ffi/`, in name order.
+fn ffi_sources() -> String {
+    let dir = root().join("src/ffi");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 2,
+        "found only {files:?} in {}",
+        dir.display()
+    );
+    files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every `extern "C" fn` of src/ffi/ that is `#[no_mangle]`: name -> (ret, params).
 fn rust_fns() -> BTreeMap<String, Sig> {
-    let src = std::fs::read_to_string(root().join("src/ffi.rs")).unwrap();
+    let src = ffi_sources();
     let mut out = BTreeMap::new();
     let mut rest = src.as_str();
     while let Some(i) = rest.find("#[no_mangle]") {
@@ -285,6 +306,39 @@ fn header_constants_equal_the_rust_ones() {
     // SAFETY: as above.
     let unknown = unsafe { std::ffi::CStr::from_ptr(runtime_shim::ffi::pgas_strerror(-99)) };
     assert_eq!(unknown.to_str().unwrap(), "unknown error code");
+}
+
+#[test]
+fn header_version_macros_are_the_crate_version() {
+    let h = std::fs::read_to_string(root().join("include/pgas_shim.h")).unwrap();
+    let d = defines(&h);
+    let crate_version = [
+        ("PGAS_SHIM_VERSION_MAJOR", env!("CARGO_PKG_VERSION_MAJOR")),
+        ("PGAS_SHIM_VERSION_MINOR", env!("CARGO_PKG_VERSION_MINOR")),
+        ("PGAS_SHIM_VERSION_PATCH", env!("CARGO_PKG_VERSION_PATCH")),
+    ];
+    for (name, v) in crate_version {
+        let v: i64 = v.parse().unwrap();
+        assert_eq!(d.get(name), Some(&v), "{name} (crate version {v})");
+    }
+    // And the run-time call reports the same, NULL parts skipped.
+    let (mut ma, mut mi, mut pa) = (-1, -1, -1);
+    // SAFETY: three writable ints.
+    let r = unsafe { runtime_shim::ffi::pgas_version(&mut ma, &mut mi, &mut pa) };
+    assert_eq!(r, 0);
+    assert_eq!(
+        [ma, mi, pa].map(i64::from),
+        crate_version.map(|(_, v)| v.parse::<i64>().unwrap())
+    );
+    let mut only_minor = -1;
+    // SAFETY: NULL parts are skipped; one writable int.
+    let r = unsafe {
+        runtime_shim::ffi::pgas_version(std::ptr::null_mut(), &mut only_minor, std::ptr::null_mut())
+    };
+    assert_eq!(
+        (r, i64::from(only_minor)),
+        (0, crate_version[1].1.parse().unwrap())
+    );
 }
 
 #[test]

@@ -320,6 +320,18 @@ pub fn launch(
     }
 }
 
+/// The C shared library's SONAME is `libpgas_shim.so.0`
+/// (runtime-shim/build.rs): a program linked in the build tree with
+/// `-lruntime_shim` records that name, so it must resolve next to the file.
+pub fn shim_soname_link(dir: &Path) {
+    match std::os::unix::fs::symlink("libruntime_shim.so", dir.join("libpgas_shim.so.0")) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            panic!("{}: cannot link libpgas_shim.so.0: {e}", dir.display())
+        }
+        _ => {}
+    }
+}
+
 /// Compiles `tests/c/<name>.c` with the system C compiler against the
 /// runtime shim's header (warnings are errors) and links it with the cdylib
 /// (`static_link`: the staticlib); returns the program's path
@@ -364,6 +376,7 @@ pub fn compile_c(name: &str, static_link: bool) -> PathBuf {
             "-ldl",
         ]);
     } else {
+        shim_soname_link(&dir);
         cc.arg("-L")
             .arg(&dir)
             .arg("-lruntime_shim")

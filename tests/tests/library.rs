@@ -3,7 +3,7 @@
 //! every provider, and teams + point-to-point through the C ABI
 //! (`tests/c/library_abi.c`, compiled with every warning an error) on two.
 
-use pgas_tests::{example, launch, pgasrun, target_dir, PROVIDERS};
+use pgas_tests::{example, launch, pgasrun, shim_soname_link, target_dir, PROVIDERS};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -109,6 +109,7 @@ fn compile_c() -> PathBuf {
         b.status().expect("cargo build").success(),
         "building the shim failed"
     );
+    shim_soname_link(&dir);
     let out = dir.join("library_abi");
     let r = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-I"])

@@ -17,10 +17,11 @@ out-of-band start-up exchange. Exits 0 if every locale exits 0; if one fails,
 the others are stopped and pgasrun reports which one and how.
 
 Options:
-  -n, --locales N       number of locales, 1..=1024 (required)
+  -n, -np, --locales N  number of locales, 1..=1024 (required)
   -p, --prefix          prefix each output line with the locale id: \"[2] \"
   -e, --env VAR=VALUE   set VAR in every locale's environment (repeatable)
-      --timeout SECS    stop the job after SECS seconds (exit status 124)
+      --timeout SECS    stop the job after SECS seconds (exit status 124);
+                        default: PGAS_JOB_TIMEOUT=SECS if set, else none
   -v, --verbose         launcher diagnostics on stderr (-vv for more);
                         RUST_LOG overrides
   -h, --help            print this help
@@ -31,10 +32,47 @@ PGAS_SIZE and PGAS_JOB_ID. Locale 0 gets pgasrun's standard input.
 
 Exit status: 0 all locales succeeded; the failing locale's status (128+N if
 killed by signal N); 1 a locale aborted or left a collective unfinished;
-124 --timeout exceeded; 128+N pgasrun got signal N; 2 bad usage or PROGRAM
+124 timeout (--timeout, PGAS_JOB_TIMEOUT) exceeded; 128+N pgasrun got signal N; 2 bad usage or PROGRAM
 cannot be started.
 See docs/launcher.md.
 ";
+
+/// The environment variable giving the job timeout when `--timeout` is not
+/// given (a site or CI default: no job hangs forever).
+pub const JOB_TIMEOUT_VAR: &str = "PGAS_JOB_TIMEOUT";
+
+/// How long the job may run, and who said so (named in the expiry message).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timeout {
+    pub limit: Duration,
+    /// `--timeout` or `PGAS_JOB_TIMEOUT`.
+    pub source: &'static str,
+}
+
+/// The job's timeout: `--timeout` if given (`flag`), else `PGAS_JOB_TIMEOUT`
+/// (`env`, its value if set; empty counts as unset), else none. A bad
+/// `PGAS_JOB_TIMEOUT` is an error naming it and its value (even with the
+/// flag given, so a typo in a site default does not go unnoticed).
+pub fn job_timeout(
+    flag: Option<Duration>,
+    env: Option<OsString>,
+) -> Result<Option<Timeout>, String> {
+    let from_env = match env {
+        Some(v) if !v.is_empty() => Some(parse_timeout(JOB_TIMEOUT_VAR, &v)?),
+        _ => None,
+    };
+    Ok(match (flag, from_env) {
+        (Some(limit), _) => Some(Timeout {
+            limit,
+            source: "--timeout",
+        }),
+        (None, Some(limit)) => Some(Timeout {
+            limit,
+            source: JOB_TIMEOUT_VAR,
+        }),
+        (None, None) => None,
+    })
+}
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,7 +128,10 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Parsed, String>
                 Some((n, v)) => (&s[..n.len() + 2], Some(v)),
                 None => (s, None),
             }
-        } else if s.len() > 2 && matches!(&s[..2], "-n" | "-e") {
+        } else if let Some(v) = s.strip_prefix("-np").filter(|v| !v.is_empty()) {
+            // MPI's spelling, value attached: "-np4".
+            ("-np", Some(v))
+        } else if s.len() > 2 && s != "-np" && matches!(&s[..2], "-n" | "-e") {
             (&s[..2], Some(&s[2..]))
         } else {
             (s, None)
@@ -104,7 +145,8 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Parsed, String>
             }
         };
         match name {
-            "-n" | "--locales" => {
+            // "-np": what every MPI and OpenSHMEM user types.
+            "-n" | "-np" | "--locales" => {
                 let v = value("number of locales")?;
                 let n = parse_locales(name, &v)?;
                 if let Some(first) = locales {
@@ -124,7 +166,7 @@ pub fn parse(argv: impl IntoIterator<Item = OsString>) -> Result<Parsed, String>
             }
             "--timeout" => {
                 let v = value("seconds")?;
-                timeout = Some(parse_timeout(&v)?);
+                timeout = Some(parse_timeout("--timeout", &v)?);
             }
             "-p" | "--prefix" | "-v" | "--verbose" | "-vv" | "-h" | "--help" | "-V"
             | "--version"
@@ -192,12 +234,14 @@ fn os_from_bytes(b: &[u8]) -> OsString {
     OsStr::from_bytes(b).to_owned()
 }
 
-fn parse_timeout(v: &OsStr) -> Result<Duration, String> {
+/// A number of seconds > 0 (fractions allowed); `what` (the option or
+/// variable) and the value are named when it is not.
+fn parse_timeout(what: &str, v: &OsStr) -> Result<Duration, String> {
     let s = v.to_string_lossy();
     match s.trim().parse::<f64>() {
         Ok(t) if t.is_finite() && t > 0.0 && t < 1e9 => Ok(Duration::from_secs_f64(t)),
         _ => Err(format!(
-            "--timeout: invalid value '{s}' (expected a number of seconds > 0)"
+            "{what}: invalid value '{s}' (expected a number of seconds > 0)"
         )),
     }
 }
@@ -238,6 +282,71 @@ mod tests {
 
         let o = run(&["--locales=3", "-vv", "-v", "a"]);
         assert_eq!((o.locales, o.verbose), (3, 3));
+    }
+
+    #[test]
+    fn np_is_a_synonym_of_n() {
+        for args in [
+            &["-np", "4", "prog"][..],
+            &["-np4", "prog"][..],
+            &["--locales", "4", "prog"][..],
+        ] {
+            let o = run(args);
+            assert_eq!(
+                (o.locales, o.program.to_str()),
+                (4, Some("prog")),
+                "{args:?}"
+            );
+        }
+        for (args, want) in [
+            (&["-np", "0", "prog"][..], "-np 0"),
+            (
+                &["-np", "x", "prog"][..],
+                "-np: invalid number of locales 'x'",
+            ),
+            (&["-np"][..], "'-np' needs a value"),
+            (&["-n", "2", "-np", "3", "p"][..], "given twice (2, then 3)"),
+        ] {
+            match p(args) {
+                Err(m) => assert!(m.contains(want), "{args:?}: {m:?} lacks {want:?}"),
+                Ok(x) => panic!("{args:?} accepted: {x:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn timeout_comes_from_the_flag_then_the_environment() {
+        let secs = |s: u64| Some(Duration::from_secs(s));
+        let env = |v: &str| Some(OsString::from(v));
+        assert_eq!(job_timeout(None, None), Ok(None));
+        assert_eq!(job_timeout(None, env("")), Ok(None));
+        assert_eq!(
+            job_timeout(None, env("30")),
+            Ok(Some(Timeout {
+                limit: Duration::from_secs(30),
+                source: "PGAS_JOB_TIMEOUT"
+            }))
+        );
+        assert_eq!(
+            job_timeout(secs(5), env("30")),
+            Ok(Some(Timeout {
+                limit: Duration::from_secs(5),
+                source: "--timeout"
+            }))
+        );
+        assert_eq!(
+            job_timeout(None, env(" 0.5 ")).unwrap().unwrap().limit,
+            Duration::from_millis(500)
+        );
+        for bad in ["soon", "0", "-3", "inf"] {
+            for flag in [None, secs(5)] {
+                let e = job_timeout(flag, env(bad)).unwrap_err();
+                assert!(
+                    e.contains("PGAS_JOB_TIMEOUT") && e.contains(&format!("'{bad}'")),
+                    "{bad}: {e}"
+                );
+            }
+        }
     }
 
     #[test]

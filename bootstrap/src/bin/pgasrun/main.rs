@@ -4,6 +4,8 @@
 
 mod args;
 mod collective;
+mod conn;
+mod event;
 mod job;
 mod output;
 mod sys;
@@ -37,6 +39,13 @@ fn real_main() -> i32 {
             return EXIT_USAGE;
         }
     };
+    let timeout = match args::job_timeout(opts.timeout, std::env::var_os(args::JOB_TIMEOUT_VAR)) {
+        Ok(t) => t,
+        Err(msg) => {
+            job::say(&msg);
+            return EXIT_USAGE;
+        }
+    };
     init_tracing(opts.verbose);
     let program = match sys::resolve_program(&opts.program) {
         Ok(p) => p,
@@ -52,7 +61,7 @@ fn real_main() -> i32 {
         args: opts.args,
         env: opts.env,
         prefix: opts.prefix,
-        timeout: opts.timeout,
+        timeout,
     })
 }
 

@@ -6,7 +6,7 @@
 use std::io::{self, Read, Write};
 use std::sync::mpsc::Sender;
 
-use crate::job::Event;
+use crate::event::Event;
 
 /// A line longer than this is forwarded in pieces (each piece prefixed).
 const MAX_LINE: usize = 64 * 1024;
