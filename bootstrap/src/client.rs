@@ -18,9 +18,10 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use crate::env::LauncherEnv;
+use crate::error::OobError;
+use crate::oob::Oob;
 use crate::single::check_len;
 use crate::wire::{self, Msg, Op, WireError};
-use crate::{Oob, OobError};
 
 /// Give up connecting after this long (the launcher listens before it spawns
 /// us, so this only covers an overloaded machine).

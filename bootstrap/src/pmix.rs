@@ -30,9 +30,10 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::env::PmixEnv;
+use crate::error::OobError;
+use crate::oob::Oob;
 use crate::pmix_ffi::{self as ffi, key, ty, Info, Lib, Proc, Value, ValueData};
 use crate::single::check_len;
-use crate::{Oob, OobError};
 
 /// After `PMIx_Abort`, how long to wait for the launcher to kill us before
 /// exiting on our own.

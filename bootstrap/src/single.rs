@@ -4,7 +4,9 @@
 
 use std::io::Write;
 
-use crate::{wire, Oob, OobError};
+use crate::error::OobError;
+use crate::oob::Oob;
+use crate::wire;
 
 /// OOB of a one-locale job: rank 0 of 1, collectives return at once.
 #[derive(Debug, Default, Clone, Copy)]

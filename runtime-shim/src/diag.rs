@@ -81,7 +81,10 @@ fn resolved_knobs(rt: &Runtime) -> Vec<(&'static str, String)> {
         ("PGAS_MCM_MODE", rt.mode().to_string()),
         ("PGAS_PROVIDER", p.name.clone()),
         ("PGAS_HEAP_SIZE", c.heap_size.to_string()),
-        ("PGAS_LOCAL_PATH", format!("{:?}", c.local_path).to_lowercase()),
+        (
+            "PGAS_LOCAL_PATH",
+            format!("{:?}", c.local_path).to_lowercase(),
+        ),
         (
             "PGAS_MAX_MSG_SIZE",
             opt(c.max_msg_size.map(|m| m.to_string())),

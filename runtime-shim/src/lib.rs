@@ -31,6 +31,7 @@
 
 mod check;
 mod collective;
+mod config;
 pub mod diag;
 pub mod diagnostics;
 pub mod error;
@@ -59,15 +60,17 @@ pub use bytemuck;
 pub use collective::{BarrierKind, BCAST_INLINE};
 pub use comm_ofi::Comm;
 pub use comm_ofi::{AmoOp, AmoType, GlobalAddr, LocalPath, Locale, Mode};
+pub use config::ShimConfig;
 pub use diagnostics::CommCounts;
 pub use error::{CommError, CommErrorKind, Error, Result};
 pub use lock::{GlobalLock, LockGuard};
 pub use p2p::{AmoHandle, Cmp, SignalOp};
 pub use pod::{Atom, AtomInt, Pod};
 pub use ptr::{Dist, GlobalPtr};
-pub use runtime::{
-    init, AtomicOp, AtomicRef, Builder, NbGet, NbPut, OnCtx, Pending, Runtime, Scope, ShimConfig,
-};
+pub use runtime::atomics::{AtomicOp, AtomicRef};
+pub use runtime::init::{init, Builder, OnCtx};
+pub use runtime::rma::{NbGet, NbPut, Pending};
+pub use runtime::{Runtime, Scope};
 pub use tasking::{Group, PoolStats, TaskHandle};
 pub use team::{Reduce, ReduceOp, Team, TEAM_INLINE};
 #[cfg(feature = "serde")]

@@ -28,7 +28,8 @@
 use crate::error::{Error, Result};
 use crate::pod::{Atom, Pod};
 use crate::ptr::GlobalPtr;
-use crate::runtime::{AtomicOp, Runtime};
+use crate::runtime::atomics::AtomicOp;
+use crate::runtime::Runtime;
 use crate::tasking::TaskHandle;
 use comm_ofi::AmoOp;
 
@@ -269,7 +270,7 @@ impl Runtime {
 }
 
 /// Non-blocking fetching atomics (on `&'static Runtime`, as from `init`).
-impl<T: Atom + Send> crate::runtime::AtomicRef<'static, T> {
+impl<T: Atom + Send> crate::runtime::atomics::AtomicRef<'static, T> {
     /// Fetch-add, non-blocking: the old value comes with the handle's wait.
     /// Ordered after the task's earlier operations; not ordered with its
     /// later ones until waited for.

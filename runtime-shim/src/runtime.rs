@@ -13,7 +13,8 @@
 //! `Builder` and start-up; `rma` PUT/GET (blocking, non-blocking with owned
 //! buffers, strided, unordered entry points); `atomics` the atomic API.
 
-use crate::collective::{BarrierKind, Collectives};
+use crate::collective::Collectives;
+use crate::config::ShimConfig;
 use crate::error::{Error, Result};
 use crate::pod::{as_bytes, as_bytes_mut, Atom, AtomInt, Pod};
 use crate::ptr::{Dist, GlobalPtr};
@@ -26,15 +27,12 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-mod atomics;
-mod init;
-mod rma;
-
-pub use atomics::{AtomicOp, AtomicRef};
-pub(crate) use init::wrap;
-pub use init::{init, Builder, OnCtx, ShimConfig};
-pub(crate) use rma::RawNb;
-pub use rma::{NbGet, NbPut, Pending};
+// The children extend `Runtime` and take what they need from here; this
+// file names nothing of theirs (the crate root re-exports their public
+// types), so the modules form layers (scripts/check-layers).
+pub(crate) mod atomics;
+pub(crate) mod init;
+pub(crate) mod rma;
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 static INIT: parking_lot::Mutex<bool> = parking_lot::Mutex::new(false);
@@ -640,8 +638,10 @@ impl<T: Pod> FromZero for T {
 
 #[cfg(test)]
 mod tests {
-    use super::atomics::negate_bits;
+    use super::atomics::{negate_bits, AtomicOp};
+    use super::init::Builder;
     use super::*;
+    use crate::collective::BarrierKind;
 
     #[test]
     fn builder_setters_override_the_environment() {

@@ -12,7 +12,8 @@
 //! body, not a crash.
 
 use crate::error::{Error, Result};
-use crate::runtime::{Builder, OnCtx, Runtime};
+use crate::runtime::init::{Builder, OnCtx};
+use crate::runtime::Runtime;
 use amhandler::FnId;
 use comm_ofi::Locale;
 use serde::de::DeserializeOwned;

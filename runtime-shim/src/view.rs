@@ -92,6 +92,15 @@ pub struct LocalView<'a, T> {
     cells: &'a [LocalCell<T>],
 }
 
+impl<T: Pod> Dist<T> {
+    /// This locale's part, read and written by value with no `unsafe`: a
+    /// [`LocalView`] borrowing this `Dist` (what a racing remote write
+    /// means for it: [`LocalView`]).
+    pub fn local_view(&self) -> LocalView<'_, T> {
+        LocalView::of(self)
+    }
+}
+
 impl<T: Pod> LocalView<'_, T> {
     pub(crate) fn of(dist: &Dist<T>) -> LocalView<'_, T> {
         let p = dist.local();

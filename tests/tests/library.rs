@@ -164,7 +164,9 @@ fn pgas_info_lists_every_knob_and_pgas_log_installs_a_subscriber() {
     // Every knob of the table, each on a line of its own.
     for k in comm_ofi::knobs::KNOBS.iter().map(|k| k.name) {
         assert!(
-            r.stderr.lines().any(|l| l.split_whitespace().next() == Some(k)),
+            r.stderr
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(k)),
             "PGAS_INFO did not list {k}:\n{}",
             r.stderr
         );

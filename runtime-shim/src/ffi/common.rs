@@ -6,7 +6,10 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub(super) use crate::error::{code, Error, Result};
-pub(super) use crate::runtime::{AtomicOp, Builder, OnCtx, Pending as _, RawNb, Runtime};
+pub(super) use crate::runtime::atomics::AtomicOp;
+pub(super) use crate::runtime::init::{Builder, OnCtx};
+pub(super) use crate::runtime::rma::{Pending as _, RawNb};
+pub(super) use crate::runtime::Runtime;
 pub(super) use crate::tasking::TaskHandle;
 pub(super) use crate::GlobalPtr;
 pub(super) use comm_ofi::{AmoType, GlobalAddr, Locale};

@@ -45,7 +45,7 @@ pub unsafe extern "C" fn pgas_register(fid: u64, name: *const c_char, body: Opti
             Ok(rt) => {
                 rt.check_open()?;
                 rt.am()
-                    .register_raw(fid, &name, crate::runtime::wrap(c_body(body)))?;
+                    .register_raw(fid, &name, crate::runtime::init::wrap(c_body(body)))?;
             }
             Err(_) => {
                 let mut p = PENDING.lock();
