@@ -14,7 +14,7 @@ use crate::config::{AmConfig, DoneMode};
 use crate::error::{Error, Result};
 use crate::executor::{Job, Spawner};
 use crate::idle::Idle;
-use crate::registry::{Entry, FnId, Registry};
+use crate::registry::{self, fn_id, FnId};
 use crate::slot::{self, HeapSlot};
 use crate::wire::{self, Header, Op, FLAG_BLOCKING, FLAG_FAST, HEADER, INLINE_MAX, MAX_REQUEST};
 use comm_ofi::cpu_amo;
@@ -35,10 +35,8 @@ use std::time::Duration;
 
 mod atomics;
 mod initiator;
-mod seam;
+pub(crate) mod seam;
 mod target;
-
-pub(crate) use seam::Bridge;
 
 thread_local! {
     /// Set on this locale's handler threads: a wait there runs other handler work.
@@ -63,6 +61,43 @@ impl Ctx<'_> {
     /// The locale the body runs on.
     pub fn here(&self) -> Locale {
         self.am.here
+    }
+}
+
+/// An AM body: gets the execution context and the argument bytes, returns the
+/// reply bytes (empty for none).
+pub type Body = Arc<BodyFn>;
+
+/// The function type of a body.
+pub type BodyFn = dyn Fn(&Ctx<'_>, &[u8]) -> Vec<u8> + Send + Sync;
+
+/// Id → body table of one locale (the generic table of
+/// [`crate::registry`] holding this layer's bodies).
+pub type Registry = registry::Registry<BodyFn>;
+
+/// A registered body.
+pub(crate) type Entry = registry::Entry<BodyFn>;
+
+impl registry::Registry<BodyFn> {
+    /// Registers `body` under `name`; returns its id ([`fn_id`]`(name)`).
+    pub fn register<F>(&self, name: &str, body: F) -> Result<FnId>
+    where
+        F: Fn(&Ctx<'_>, &[u8]) -> Vec<u8> + Send + Sync + 'static,
+    {
+        let id = fn_id(name);
+        self.insert(id.0, name, Arc::new(body))?;
+        Ok(id)
+    }
+
+    /// Registers `body` under a caller-chosen id below 2^63 (C ABI, runtimes
+    /// with their own numbering). `name` is for messages only.
+    pub fn register_raw<F>(&self, id: u64, name: &str, body: F) -> Result<FnId>
+    where
+        F: Fn(&Ctx<'_>, &[u8]) -> Vec<u8> + Send + Sync + 'static,
+    {
+        Self::check_raw(id, name)?;
+        self.insert(id, name, Arc::new(body))?;
+        Ok(FnId(id))
     }
 }
 

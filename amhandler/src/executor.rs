@@ -58,7 +58,7 @@ impl Shared {
 
     fn run(&self, job: Job) {
         if let Err(p) = std::panic::catch_unwind(AssertUnwindSafe(job)) {
-            let msg = crate::panic_text(&*p);
+            let msg = panic_text(&*p);
             tracing::error!("AM executor job panicked: {msg}");
         }
         self.active.fetch_sub(1, Ordering::AcqRel);
@@ -180,6 +180,17 @@ impl Spawner for Executor {
             }
             let _ = h.join();
         }
+    }
+}
+
+/// The text of a panic payload (shared with the runtime shim's tasks).
+pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(non-string panic payload)".to_string()
     }
 }
 

@@ -27,12 +27,12 @@
 //! (`sockets`), the poller blocks in `poll_rx` with a 50 ms timeout instead
 //! of spinning. Non-fast bodies go to the [`Spawner`] (executor threads).
 
+use crate::am::Registry;
 use crate::am::{Am, IS_HANDLER};
 use crate::config::AmConfig;
 use crate::error::{Error, Result};
 use crate::executor::{Executor, Spawner};
 use crate::poll::{PollState, COVER_WAIT_MS};
-use crate::registry::Registry;
 use crate::wire::MAX_REQUEST;
 use comm_ofi::ofi::{CqEntry, RecvCompletion, WaitMode};
 use comm_ofi::Comm;
@@ -219,7 +219,7 @@ pub fn start_with(comm: Arc<Comm>, opts: Options) -> Result<Arc<Am>> {
         )?;
         am.handlers.lock().push(h);
     }
-    comm.install_am_layer(Arc::new(crate::am::Bridge(Arc::downgrade(&am))));
+    comm.install_am_layer(Arc::new(crate::am::seam::Bridge(Arc::downgrade(&am))));
     comm.barrier()?;
     tracing::debug!(
         locale = comm.here(),

@@ -40,20 +40,9 @@ pub mod wire;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-pub use am::{Am, Ctx, Stats};
+pub use am::{Am, Body, BodyFn, Ctx, Registry, Stats};
 pub use config::AmConfig;
 pub use error::{Error, Result};
-pub use executor::{Executor, Job, Spawner};
+pub use executor::{panic_text, Executor, Job, Spawner};
 pub use handler::{start, start_with, Options};
-pub use registry::{fn_id, Body, FnId, Registry};
-
-/// The text of a panic payload (shared with the runtime shim's tasks).
-pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(non-string panic payload)".to_string()
-    }
-}
+pub use registry::{fn_id, FnId};

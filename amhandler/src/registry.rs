@@ -7,9 +7,13 @@
 //! build, or address-space layout. A C ABI (or any runtime with its own
 //! numbering) registers raw ids below 2^63 instead. Two names hashing to one id
 //! and a name registered twice are errors, never a silent override.
+//!
+//! The table is generic over the body type `B` so that it sits below the AM
+//! layer: a body takes a [`crate::Ctx`], which holds the [`crate::Am`] that
+//! holds the table. `crate::am` instantiates it ([`crate::Registry`]) and
+//! adds the typed `register` calls there.
 
 use crate::error::{Error, Result};
-use crate::Ctx;
 use parking_lot::RwLock;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -35,24 +39,36 @@ pub const fn fn_id(name: &str) -> FnId {
     FnId(h | NAMED_BIT)
 }
 
-/// An AM body: gets the execution context and the argument bytes, returns the
-/// reply bytes (empty for none).
-pub type Body = Arc<dyn Fn(&Ctx<'_>, &[u8]) -> Vec<u8> + Send + Sync>;
-
-/// A registered body.
-#[derive(Clone)]
-pub(crate) struct Entry {
+/// A registered body of type `B`.
+pub(crate) struct Entry<B: ?Sized> {
     pub name: Arc<str>,
-    pub body: Body,
+    pub body: Arc<B>,
 }
 
-/// Id → body table of one locale.
-#[derive(Default)]
-pub struct Registry {
-    map: RwLock<HashMap<u64, Entry>>,
+impl<B: ?Sized> Clone for Entry<B> {
+    fn clone(&self) -> Self {
+        Entry {
+            name: self.name.clone(),
+            body: self.body.clone(),
+        }
+    }
 }
 
-impl std::fmt::Debug for Registry {
+/// Id → body table of one locale; `B` is the body's type
+/// ([`crate::Registry`] is the AM layer's).
+pub struct Registry<B: ?Sized> {
+    map: RwLock<HashMap<u64, Entry<B>>>,
+}
+
+impl<B: ?Sized> Default for Registry<B> {
+    fn default() -> Self {
+        Registry {
+            map: RwLock::new(HashMap::new()),
+        }
+    }
+}
+
+impl<B: ?Sized> std::fmt::Debug for Registry<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registry")
             .field("entries", &self.map.read().len())
@@ -60,38 +76,24 @@ impl std::fmt::Debug for Registry {
     }
 }
 
-impl Registry {
+impl<B: ?Sized> Registry<B> {
     /// An empty table.
-    pub fn new() -> Registry {
+    pub fn new() -> Registry<B> {
         Registry::default()
     }
 
-    /// Registers `body` under `name`; returns its id ([`fn_id`]`(name)`).
-    pub fn register<F>(&self, name: &str, body: F) -> Result<FnId>
-    where
-        F: Fn(&Ctx<'_>, &[u8]) -> Vec<u8> + Send + Sync + 'static,
-    {
-        let id = fn_id(name);
-        self.insert(id.0, name, Arc::new(body))?;
-        Ok(id)
-    }
-
-    /// Registers `body` under a caller-chosen id below 2^63 (C ABI, runtimes
-    /// with their own numbering). `name` is for messages only.
-    pub fn register_raw<F>(&self, id: u64, name: &str, body: F) -> Result<FnId>
-    where
-        F: Fn(&Ctx<'_>, &[u8]) -> Vec<u8> + Send + Sync + 'static,
-    {
+    /// Checks that a caller-chosen id leaves bit 63 clear (it is reserved
+    /// for name-derived ids).
+    pub(crate) fn check_raw(id: u64, name: &str) -> Result<()> {
         if id & NAMED_BIT != 0 {
             return Err(Error::Registry(format!(
                 "raw id {id:#x} for {name:?} has bit 63 set, which is reserved for name-derived ids"
             )));
         }
-        self.insert(id, name, Arc::new(body))?;
-        Ok(FnId(id))
+        Ok(())
     }
 
-    fn insert(&self, id: u64, name: &str, body: Body) -> Result<()> {
+    pub(crate) fn insert(&self, id: u64, name: &str, body: Arc<B>) -> Result<()> {
         let mut m = self.map.write();
         if let Some(old) = m.get(&id) {
             return Err(Error::Registry(if &*old.name == name {
@@ -113,7 +115,7 @@ impl Registry {
         Ok(())
     }
 
-    pub(crate) fn get(&self, id: u64) -> Option<Entry> {
+    pub(crate) fn get(&self, id: u64) -> Option<Entry<B>> {
         self.map.read().get(&id).cloned()
     }
 
@@ -130,7 +132,8 @@ impl Registry {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{fn_id, FnId, NAMED_BIT};
+    use crate::Registry;
 
     #[test]
     fn ids_are_stable_and_named() {

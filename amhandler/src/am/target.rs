@@ -21,7 +21,7 @@ impl Am {
                 "body {:?} panicked on locale {}: {}",
                 entry.name,
                 self.here,
-                crate::panic_text(&*p)
+                crate::executor::panic_text(&*p)
             )
         })
     }
