@@ -1,12 +1,12 @@
 //! The Rust API: one [`Runtime`] per process (a locale), created by
-//! [`init`] / [`Builder::init`] and finalized by [`Runtime::finalize`].
+//! [`init`](crate::init) / [`Builder::init`](crate::Builder::init) and finalized by [`Runtime::finalize`].
 //!
 //! Start-up: read the shim's knobs, start the comm layer (provider and MCM
 //! mode selection, registered heap), allocate the collective area, start the
 //! worker pool (pinned, each worker bound to its transmit context), start the
 //! AM layer with the pool as its spawner, barrier. The runtime is a
 //! process-wide static, so tasks and on-statement bodies reach it as
-//! `&'static Runtime` ([`Runtime::current`], [`OnCtx::rt`]), and the C ABI shares it.
+//! `&'static Runtime` ([`Runtime::current`], [`OnCtx::rt`](crate::OnCtx::rt)), and the C ABI shares it.
 //!
 //! One job per file: this one holds the runtime's state, facts, lifecycle,
 //! memory, on-statements, tasks and collectives; `init` the knobs, the
@@ -88,7 +88,7 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// The process's runtime, once [`init`] has returned.
+    /// The process's runtime, once [`init`](crate::init) has returned.
     pub fn current() -> Result<&'static Runtime> {
         RUNTIME.get().ok_or(Error::NotInitialized)
     }
@@ -534,7 +534,7 @@ impl Runtime {
 
     /// Gives the calling thread (the main program, or a runtime's own thread
     /// that communicates) a transmit context of its own, so its blocking
-    /// operations cost what they cost in a task. [`Builder::init`] binds the
+    /// operations cost what they cost in a task. [`Builder::init`](crate::Builder::init) binds the
     /// thread that calls it. Returns whether it got one (`false`: none left,
     /// `PGAS_THREAD_CONTEXTS`; it stays unbound, correct but slower).
     pub fn bind_thread(&self) -> Result<bool> {
