@@ -138,7 +138,7 @@ impl<T: Pod> Dist<T> {
     /// [`LocalView`] borrowing this `Dist` (what a racing remote write
     /// means for it: [`LocalView`]).
     pub fn local_view(&self) -> LocalView<'_, T> {
-        LocalView::of(self)
+        LocalView::new(self.local().addr(), self.len)
     }
 
     /// Elements in all (every locale's part: `len() * num_locales()`).
