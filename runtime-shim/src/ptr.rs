@@ -9,6 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::pod::Pod;
+use crate::view::LocalView;
 use comm_ofi::{GlobalAddr, Locale};
 use std::marker::PhantomData;
 
@@ -131,6 +132,13 @@ impl<T: Pod> Dist<T> {
     /// The part on this locale.
     pub fn local(&self) -> GlobalPtr<T> {
         self.ptrs[self.here]
+    }
+
+    /// This locale's part, read and written by value with no `unsafe`: a
+    /// [`LocalView`] borrowing this `Dist` (what a racing remote write
+    /// means for it: [`LocalView`]).
+    pub fn local_view(&self) -> LocalView<'_, T> {
+        LocalView::new(self.local().addr(), self.len)
     }
 
     /// Elements in all (every locale's part: `len() * num_locales()`).

@@ -1,4 +1,4 @@
-//! The safe view of this locale's part of a [`Dist`]: [`LocalView`], a
+//! The safe view of this locale's part of a [`Dist`](crate::Dist): [`LocalView`], a
 //! slice of [`LocalCell`]s that copy values in and out.
 //!
 //! Exists because the local part is memory that others write without Rust
@@ -23,14 +23,14 @@
 //! registered heap itself stays mapped until the process ends.
 //!
 //! The zero-copy `&[T]` / `&mut [T]` forms remain, `unsafe`, as
-//! [`Dist::local_slice`] and [`Dist::local_slice_mut`]: their caller
+//! [`Dist::local_slice`](crate::Dist::local_slice) and
+//! [`Dist::local_slice_mut`](crate::Dist::local_slice_mut): their caller
 //! promises that no write happens while the slice lives.
 
 use crate::pod::Pod;
-use crate::ptr::Dist;
 use std::cell::UnsafeCell;
 
-/// One element of this locale's part of a [`Dist`], read and written by
+/// One element of this locale's part of a [`Dist`](crate::Dist), read and written by
 /// value ([`LocalCell::get`], [`LocalCell::set`]). Only ever seen behind a
 /// [`LocalView`].
 #[repr(transparent)]
@@ -68,7 +68,8 @@ impl<T: Pod + std::fmt::Debug> std::fmt::Debug for LocalCell<T> {
     }
 }
 
-/// This locale's part of a [`Dist`], borrowed from it ([`Dist::local_view`]):
+/// This locale's part of a [`Dist`](crate::Dist), borrowed from it
+/// ([`Dist::local_view`](crate::Dist::local_view)):
 /// derefs to `[LocalCell<T>]`, so `view.len()`, `view[i].get()`,
 /// `view[i].set(v)` and `view.iter()` work as on a slice, and
 /// [`LocalView::to_vec`] / [`LocalView::copy_from_slice`] copy the whole
@@ -92,22 +93,14 @@ pub struct LocalView<'a, T> {
     cells: &'a [LocalCell<T>],
 }
 
-impl<T: Pod> Dist<T> {
-    /// This locale's part, read and written by value with no `unsafe`: a
-    /// [`LocalView`] borrowing this `Dist` (what a racing remote write
-    /// means for it: [`LocalView`]).
-    pub fn local_view(&self) -> LocalView<'_, T> {
-        LocalView::of(self)
-    }
-}
-
-impl<T: Pod> LocalView<'_, T> {
-    pub(crate) fn of(dist: &Dist<T>) -> LocalView<'_, T> {
-        let p = dist.local();
-        let addr = p.addr() as usize;
+impl<'a, T: Pod> LocalView<'a, T> {
+    /// The view of the `len` elements at `addr` in this locale's registered
+    /// heap: a `Dist`'s local part (the `Dist` it borrows gives `'a`).
+    pub(crate) fn new(addr: u64, len: usize) -> LocalView<'a, T> {
+        let addr = addr as usize;
         assert!(
             addr % std::mem::align_of::<T>() == 0 && addr != 0,
-            "local part {p} is not aligned for {} (internal error: the \
+            "local part at {addr:#x} is not aligned for {} (internal error: the \
              allocators align every part)",
             std::any::type_name::<T>()
         );
@@ -116,7 +109,7 @@ impl<T: Pod> LocalView<'_, T> {
         // stays mapped for the process's life; LocalCell<T> has T's layout
         // (repr(transparent) over UnsafeCell<T>), and a shared reference to
         // UnsafeCells allows the writes others make meanwhile.
-        let cells = unsafe { std::slice::from_raw_parts(addr as *const LocalCell<T>, dist.len()) };
+        let cells = unsafe { std::slice::from_raw_parts(addr as *const LocalCell<T>, len) };
         LocalView { cells }
     }
 
@@ -158,15 +151,14 @@ impl<T: Pod + std::fmt::Debug> std::fmt::Debug for LocalView<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use crate::ptr::{Dist, GlobalPtr};
+    use super::LocalView;
 
     #[test]
     fn view_reads_and_writes_by_value() {
         // A "part" in ordinary memory stands in for the registered heap.
         let mut part = vec![0u64; 4];
         {
-            let d = Dist::new(vec![GlobalPtr::new(0, part.as_mut_ptr() as u64)], 4, 0);
-            let v = d.local_view();
+            let v = LocalView::<u64>::new(part.as_mut_ptr() as u64, 4);
             assert_eq!(v.len(), 4);
             v.copy_from_slice(&[1, 2, 3, 4]);
             v[0].set(v[3].get() + 10);
@@ -182,7 +174,6 @@ mod tests {
     #[should_panic(expected = "source of 2 elements into a local part of 4")]
     fn copy_of_the_wrong_length_panics_naming_both() {
         let mut part = vec![0u32; 4];
-        let d = Dist::new(vec![GlobalPtr::new(0, part.as_mut_ptr() as u64)], 4, 0);
-        d.local_view().copy_from_slice(&[1, 2]);
+        LocalView::<u32>::new(part.as_mut_ptr() as u64, 4).copy_from_slice(&[1, 2]);
     }
 }

@@ -5,10 +5,10 @@
 //! Exists as the user-facing half of the pool: what `Runtime::spawn`,
 //! `begin` and `sync` are built on.
 
-use super::panic_text;
 use super::pool::{Kind, Pool};
 use super::wait::Wakers;
 use crate::error::{Error, Result};
+use amhandler::panic_text;
 use parking_lot::Mutex;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -7,8 +7,8 @@
 
 use super::hooks::Hooks;
 use super::local::{RUNNING, WORKER};
-use super::panic_text;
 use crate::error::{Error, Result};
+use amhandler::panic_text;
 use crossbeam_queue::SegQueue;
 use parking_lot::Mutex;
 use std::panic::AssertUnwindSafe;
