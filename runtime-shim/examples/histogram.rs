@@ -22,8 +22,9 @@ fn main() -> runtime_shim::Result<()> {
         let b = (x % BINS as u64) as usize;
         rt.atomic(bins.at_global(b)?).add_unordered(1)?;
     }
-    rt.barrier()?; // flushes the unordered adds; every add is visible after it
-                   // This locale's bins, read in place (a safe view: copies each value).
+    // The barrier flushes the unordered adds: every add is visible after it.
+    rt.barrier()?;
+    // This locale's bins, read in place (a safe view: copies each value).
     let mine: u64 = bins.local_view().iter().map(|c| c.get()).sum();
     let total = rt.world().allreduce(&[mine], ReduceOp::Sum)?[0];
     if me == 0 {
