@@ -316,14 +316,21 @@ impl TxContext {
         // idle rounds.
         let mut backoff = crate::Backoff::new(65, 65);
         let mut first_err = None;
+        let mut silent = crate::peer_timeout::PeerWait::new();
         while self.outstanding > 0 {
             match self.progress() {
                 Ok(0) => {
+                    if silent.expired() {
+                        return Err(silent.error("completion wait", "completion"));
+                    }
                     if self.wait == WaitMode::Spin {
                         backoff.snooze();
                     }
                 }
-                Ok(_) => backoff.reset(),
+                Ok(_) => {
+                    backoff.reset();
+                    silent.reset();
+                }
                 Err(e) => {
                     first_err.get_or_insert(e);
                 }
@@ -355,6 +362,7 @@ impl TxContext {
         mut f: impl FnMut(&Endpoint) -> Result<Posted, OfiError>,
         mut on_again: impl FnMut(&Self),
     ) -> Result<()> {
+        let mut silent = crate::peer_timeout::PeerWait::new();
         loop {
             let guard = self.serial.as_ref().map(|l| l.lock());
             let r = f(&self.ep);
@@ -366,9 +374,14 @@ impl TxContext {
                 }
                 Ok(Posted::TryAgain) => {
                     on_again(self);
-                    self.progress()?;
+                    if self.progress()? > 0 {
+                        silent.reset();
+                    }
                     if self.fail_fast {
                         return Err(Error::WouldBlock { call });
+                    }
+                    if silent.expired() {
+                        return Err(silent.error(call, "room in the transmit queue"));
                     }
                 }
                 Err(e) => return Err(Error::Ofi(e)),

@@ -24,6 +24,7 @@ pub mod heap;
 pub mod knobs;
 pub mod mapped;
 pub mod ofi;
+pub mod peer_timeout;
 pub mod quirks;
 pub mod select;
 pub mod statics;

@@ -256,7 +256,15 @@ impl Collectives {
             // even travel without our progress), so publish it now.
             comm.force_visible()?;
             let mine = heap_word(comm, set + 8 * round as u64);
-            wait(&|| parse_flag(mine.load(Ordering::Acquire)).0 >= e);
+            // PGAS_PEER_TIMEOUT: a flag that never comes fails the barrier
+            // naming the locale that owes it.
+            let silent = std::cell::RefCell::new(comm_ofi::peer_timeout::PeerWait::new());
+            let arrived = || parse_flag(mine.load(Ordering::Acquire)).0 >= e;
+            wait(&|| arrived() || silent.borrow_mut().expired());
+            if !arrived() {
+                let from = (me + n - dist) % n;
+                return Err(silent.borrow().peer_error(op, from, "barrier flag").into());
+            }
             failed = merge(failed, parse_flag(mine.load(Ordering::Acquire)).1);
             dist *= 2;
             round += 1;
