@@ -155,6 +155,20 @@ impl PeerWait {
     }
 }
 
+/// Names `locale` and `op` in a libfabric failure (a timed-out wait is
+/// one), for waits whose callers know the peer but whose error does not
+/// say it (a boundary's `force_visible`); other errors pass unchanged.
+pub fn name_peer(e: Error, op: &str, locale: crate::Locale) -> Error {
+    match e {
+        Error::Ofi(source) => Error::Peer {
+            op: op.to_string(),
+            locale,
+            source,
+        },
+        e => e,
+    }
+}
+
 /// "no completion for 5 s (PGAS_PEER_TIMEOUT=5): the peer does not answer
 /// (link down, stopped or hung)".
 pub fn silent_text(what: &str, limit: Duration) -> String {

@@ -56,7 +56,15 @@ fn run() -> Result<(), String> {
             std::process::exit(3);
         }
     });
+    // Microseconds per collective in each block of 100 rounds: does the
+    // cost grow with the number of collectives done?
+    let mut blocks = Vec::new();
+    let mut tb = Instant::now();
     for r in 0..rounds {
+        if r > 0 && r % 100 == 0 {
+            blocks.push(tb.elapsed().as_micros() / 300);
+            tb = Instant::now();
+        }
         mark(r, 0);
         oob.barrier().map_err(|e| format!("round {r}: barrier: {e}"))?;
         mark(r, 1);
@@ -78,6 +86,7 @@ fn run() -> Result<(), String> {
             "oob_stress ok: {rounds} rounds, {n} collectives, {:.0} us per collective",
             t0.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64
         );
+        println!("oob_stress us per collective by 100 rounds: {blocks:?}");
     }
     rt.finalize().map_err(|e| e.to_string())?;
     Ok(())
