@@ -227,10 +227,15 @@ mod tests {
     fn the_error_says_what_did_not_come_and_the_knob() {
         let w = PeerWait::with_limit(Some(Duration::from_secs(3)));
         let e = w.error("completion wait", "completion").to_string();
-        assert!(e.contains("no completion for 3 s (PGAS_PEER_TIMEOUT=3)"), "{e}");
+        assert!(
+            e.contains("no completion for 3 s (PGAS_PEER_TIMEOUT=3)"),
+            "{e}"
+        );
         let named = crate::comm::peer_err("GET", 8, 2)(w.error("completion wait", "completion"));
         assert!(
-            named.to_string().starts_with("GET of 8 bytes with locale 2 failed"),
+            named
+                .to_string()
+                .starts_with("GET of 8 bytes with locale 2 failed"),
             "{named}"
         );
     }

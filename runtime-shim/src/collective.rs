@@ -254,9 +254,8 @@ impl Collectives {
             // The partner waits for this flag: on a bound context a PUT may
             // dangle until the next boundary (and on udp;ofi_rxd it does not
             // even travel without our progress), so publish it now.
-            comm.force_visible().map_err(|e| {
-                comm_ofi::peer_timeout::name_peer(e, "barrier flag PUT", partner)
-            })?;
+            comm.force_visible()
+                .map_err(|e| comm_ofi::peer_timeout::name_peer(e, "barrier flag PUT", partner))?;
             let mine = heap_word(comm, set + 8 * round as u64);
             // PGAS_PEER_TIMEOUT: a flag that never comes fails the barrier
             // naming the locale that owes it.

@@ -28,7 +28,12 @@
 //! spin in ns, 3000), `LITMUS_GEN_SHOW` (forbidden outcomes detailed, 5),
 //! `LITMUS_GEN_STRIDE` / `LITMUS_GEN_OFFSET` (run every k-th program only,
 //! for splitting a family over cells), `LITMUS_GEN_MATCH` (only programs
-//! whose text contains this).
+//! whose text contains this), `LITMUS_GEN_HANG_STACKS=DIR` (when the
+//! watchdog fires, every thread's stack into DIR first, by gdb).
+//!
+//! The watchdog: no iteration started for 60 s, or finalize (and the exit
+//! after it) longer than 10 s, ends the locale with status 3, naming the
+//! program, iteration and phase it was in.
 
 use pgas_tests::e;
 use pgas_tests::litmus_gen::{
@@ -826,7 +831,10 @@ fn start_watchdog() {
                     "no iteration started for {} s: an iteration hangs (program {pi} ({}), \
                      iteration {}, in {phase})",
                     limit.as_secs(),
-                    programs().get(pi).map(|p| p.to_string()).unwrap_or_default(),
+                    programs()
+                        .get(pi)
+                        .map(|p| p.to_string())
+                        .unwrap_or_default(),
                     cur & 0xffff_ffff,
                 )
             };

@@ -38,7 +38,9 @@ fn run() -> Result<(), String> {
     std::thread::spawn(move || loop {
         std::thread::sleep(Duration::from_millis(500));
         let since = SINCE_MS.load(Ordering::Relaxed);
-        if since > 0 && (start.elapsed().as_millis() as u64).saturating_sub(since) > STALL.as_millis() as u64 {
+        if since > 0
+            && (start.elapsed().as_millis() as u64).saturating_sub(since) > STALL.as_millis() as u64
+        {
             let at = AT.load(Ordering::Relaxed);
             let kind = ["barrier", "barrier", "allgather"][(at & 3) as usize % 3];
             let msg = format!(
@@ -51,7 +53,8 @@ fn run() -> Result<(), String> {
             // OOB_STRESS_LOG=DIR: also into DIR/oob_stress-PID.txt (the
             // launcher's output forwarding may be what stalls).
             if let Ok(dir) = std::env::var("OOB_STRESS_LOG") {
-                let _ = std::fs::write(format!("{dir}/oob_stress-{}.txt", std::process::id()), &msg);
+                let _ =
+                    std::fs::write(format!("{dir}/oob_stress-{}.txt", std::process::id()), &msg);
             }
             std::process::exit(3);
         }
@@ -66,16 +69,21 @@ fn run() -> Result<(), String> {
             tb = Instant::now();
         }
         mark(r, 0);
-        oob.barrier().map_err(|e| format!("round {r}: barrier: {e}"))?;
+        oob.barrier()
+            .map_err(|e| format!("round {r}: barrier: {e}"))?;
         mark(r, 1);
-        oob.barrier().map_err(|e| format!("round {r}: barrier: {e}"))?;
+        oob.barrier()
+            .map_err(|e| format!("round {r}: barrier: {e}"))?;
         mark(r, 2);
         let all = oob
             .allgather(format!("{r}:{}", rt.here()).as_bytes())
             .map_err(|e| format!("round {r}: allgather: {e}"))?;
         for (l, b) in all.iter().enumerate() {
             if b != format!("{r}:{l}").as_bytes() {
-                return Err(format!("round {r}: locale {l} gave {:?}", String::from_utf8_lossy(b)));
+                return Err(format!(
+                    "round {r}: locale {l} gave {:?}",
+                    String::from_utf8_lossy(b)
+                ));
             }
         }
     }

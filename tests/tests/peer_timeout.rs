@@ -32,7 +32,10 @@ fn a_silent_peer_fails_the_wait_naming_it() {
             all.contains("with locale 1 failed") && all.contains("(PGAS_PEER_TIMEOUT=0.5)"),
             "stop:{point}: no error naming locale 1 and the knob:\n{all}"
         );
-        assert!(took < Duration::from_secs(30), "stop:{point}: took {took:?}");
+        assert!(
+            took < Duration::from_secs(30),
+            "stop:{point}: took {took:?}"
+        );
         eprintln!("peer_timeout stop:{point}: failed naming locale 1 after {took:?}");
     }
 }

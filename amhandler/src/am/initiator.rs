@@ -160,7 +160,9 @@ impl Am {
                 return Ok(v);
             }
             if silent.expired() {
-                return Err(silent.peer_error("visibility proof", target, "answer").into());
+                return Err(silent
+                    .peer_error("visibility proof", target, "answer")
+                    .into());
             }
             self.snooze_on(&mut backoff, slot);
         }
