@@ -362,7 +362,8 @@ impl TxContext {
         mut f: impl FnMut(&Endpoint) -> Result<Posted, OfiError>,
         mut on_again: impl FnMut(&Self),
     ) -> Result<()> {
-        let mut silent = crate::peer_timeout::PeerWait::new();
+        // Made at the first TryAgain only: the posting fast path stays as it was.
+        let mut silent: Option<crate::peer_timeout::PeerWait> = None;
         loop {
             let guard = self.serial.as_ref().map(|l| l.lock());
             let r = f(&self.ep);
@@ -374,6 +375,7 @@ impl TxContext {
                 }
                 Ok(Posted::TryAgain) => {
                     on_again(self);
+                    let silent = silent.get_or_insert_with(crate::peer_timeout::PeerWait::new);
                     if self.progress()? > 0 {
                         silent.reset();
                     }

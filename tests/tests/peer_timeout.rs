@@ -13,7 +13,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 
 /// A 2 s stop with a 0.5 s timeout: the waits for the stopped locale
 /// (on-statement replies over tcp, GET completions, the barrier) fail,
-/// naming locale 1 and the knob, well before the stop ends on its own.
+/// naming the locale and the knob, and the job ends in bounded time.
 #[test]
 fn a_silent_peer_fails_the_wait_naming_it() {
     for point in ["on", "get", "barrier"] {
@@ -28,15 +28,20 @@ fn a_silent_peer_fails_the_wait_naming_it() {
         let took = t0.elapsed();
         let all = format!("{}\n{}", r.stdout, r.stderr);
         assert!(!r.ok(), "stop:{point} with a 0.5 s timeout passed:\n{all}");
+        // Usually a survivor names locale 1; the victim, continued while
+        // the survivors are going down, may time out first on one of them
+        // (`barrier flag PUT with locale 2 failed: ...`): either way a
+        // locale is named with the knob.
+        let named = (0..3).any(|l| all.contains(&format!("with locale {l} failed")));
         assert!(
-            all.contains("with locale 1 failed") && all.contains("(PGAS_PEER_TIMEOUT=0.5)"),
-            "stop:{point}: no error naming locale 1 and the knob:\n{all}"
+            named && all.contains("(PGAS_PEER_TIMEOUT=0.5): the peer does not answer"),
+            "stop:{point}: no error naming a locale and the knob:\n{all}"
         );
         assert!(
             took < Duration::from_secs(30),
             "stop:{point}: took {took:?}"
         );
-        eprintln!("peer_timeout stop:{point}: failed naming locale 1 after {took:?}");
+        eprintln!("peer_timeout stop:{point}: failed naming a locale after {took:?}");
     }
 }
 
