@@ -384,10 +384,21 @@ impl Am {
             self.send_msg(t, &Header::new(Op::Shutdown, 0, self.here, 0), &[])?;
         }
         let mut backoff = Backoff::new(0, 256).then_sleep(Duration::from_micros(100));
+        let mut silent = comm_ofi::peer_timeout::PeerWait::new();
         while self.shutdowns.load(Ordering::Acquire) < self.n - 1
             || !self.hq.is_empty()
             || !self.spawner.idle()
         {
+            if silent.expired() {
+                let heard = self.shutdowns.load(Ordering::Acquire);
+                return Err(Error::Shutdown(format!(
+                    "finalize on locale {}: {} of {} peers said they were done; {}",
+                    self.here,
+                    heard,
+                    self.n - 1,
+                    comm_ofi::peer_timeout::silent_text("word", silent.limit().unwrap_or_default())
+                )));
+            }
             backoff.snooze();
         }
         self.comm.force_visible()?;

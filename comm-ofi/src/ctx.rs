@@ -298,14 +298,21 @@ impl TxContext {
         // idle rounds.
         let mut backoff = crate::Backoff::new(65, 65);
         let mut first_err = None;
+        let mut silent = crate::peer_timeout::PeerWait::new();
         while self.outstanding > 0 {
             match self.progress() {
                 Ok(0) => {
+                    if silent.expired() {
+                        return Err(silent.error("completion wait", "completion"));
+                    }
                     if self.wait == WaitMode::Spin {
                         backoff.snooze();
                     }
                 }
-                Ok(_) => backoff.reset(),
+                Ok(_) => {
+                    backoff.reset();
+                    silent.reset();
+                }
                 Err(e) => {
                     first_err.get_or_insert(e);
                 }
@@ -337,6 +344,8 @@ impl TxContext {
         mut f: impl FnMut(&Endpoint) -> Result<Posted, OfiError>,
         mut on_again: impl FnMut(&Self),
     ) -> Result<()> {
+        // Made at the first TryAgain only: the posting fast path stays as it was.
+        let mut silent: Option<crate::peer_timeout::PeerWait> = None;
         loop {
             let guard = self.serial.as_ref().map(|l| l.lock());
             let r = f(&self.ep);
@@ -348,9 +357,15 @@ impl TxContext {
                 }
                 Ok(Posted::TryAgain) => {
                     on_again(self);
-                    self.progress()?;
+                    let silent = silent.get_or_insert_with(crate::peer_timeout::PeerWait::new);
+                    if self.progress()? > 0 {
+                        silent.reset();
+                    }
                     if self.fail_fast {
                         return Err(Error::WouldBlock { call });
+                    }
+                    if silent.expired() {
+                        return Err(silent.error(call, "room in the transmit queue"));
                     }
                 }
                 Err(e) => return Err(Error::Ofi(e)),

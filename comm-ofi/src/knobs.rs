@@ -63,6 +63,8 @@ const AM: &[&str] = &["amhandler"];
 /// threads) through the runtime shim, or checked by `amhandler::start_with`.
 const COMM_AM: &[&str] = &["comm-ofi", "amhandler"];
 const SHIM: &[&str] = &["runtime-shim"];
+/// Read by comm-ofi (`peer_timeout`), applied by every layer's waits.
+const COMM_AM_SHIM: &[&str] = &["comm-ofi", "amhandler", "runtime-shim"];
 const BOOT: &[&str] = &["bootstrap"];
 
 use Kind::{Launcher, Test, User};
@@ -97,6 +99,7 @@ pub const KNOBS: &[Knob] = &[
     knob("PGAS_TEST_HOSTNAMES", "unset", COMM, Test, "TEST-ONLY: comma-separated host names by rank"),
     knob("PGAS_SINGLE_ENDPOINT", "unset", COMM, Test, "DIAGNOSIS-ONLY: set (to anything): transmit contexts are the receive endpoint itself"),
     knob("PGAS_CQ_WAIT", "auto", COMM, User, "spin, block or auto"),
+    knob("PGAS_PEER_TIMEOUT", "0 (wait forever)", COMM_AM_SHIM, User, "seconds a wait for a silent peer lasts before it fails naming the peer"),
     knob("PGAS_PMIX_LIB", "libpmix.so.2", BOOT, User, "PMIx client library to load under mpirun/srun"),
     knob("PGAS_JOB_TIMEOUT", "none", BOOT, User, "pgasrun: stop a job after this many seconds unless --timeout is given"),
     knob("PGAS_LOG", "warnings only", SHIM, User, "tracing filter of the runtime shim's log (RUST_LOG too)"),

@@ -25,6 +25,7 @@ pub mod heap;
 pub mod knobs;
 pub mod mapped;
 pub mod ofi;
+pub mod peer_timeout;
 pub mod provider;
 pub mod quirks;
 pub mod select;

@@ -254,9 +254,18 @@ impl Collectives {
             // The partner waits for this flag: on a bound context a PUT may
             // dangle until the next boundary (and on udp;ofi_rxd it does not
             // even travel without our progress), so publish it now.
-            comm.force_visible()?;
+            comm.force_visible()
+                .map_err(|e| comm_ofi::peer_timeout::name_peer(e, "barrier flag PUT", partner))?;
             let mine = heap_word(comm, set + 8 * round as u64);
-            wait(&|| parse_flag(mine.load(Ordering::Acquire)).0 >= e);
+            // PGAS_PEER_TIMEOUT: a flag that never comes fails the barrier
+            // naming the locale that owes it.
+            let silent = std::cell::RefCell::new(comm_ofi::peer_timeout::PeerWait::new());
+            let arrived = || parse_flag(mine.load(Ordering::Acquire)).0 >= e;
+            wait(&|| arrived() || silent.borrow_mut().expired());
+            if !arrived() {
+                let from = (me + n - dist) % n;
+                return Err(silent.borrow().peer_error(op, from, "barrier flag").into());
+            }
             failed = merge(failed, parse_flag(mine.load(Ordering::Acquire)).1);
             dist *= 2;
             round += 1;

@@ -28,7 +28,12 @@
 //! spin in ns, 3000), `LITMUS_GEN_SHOW` (forbidden outcomes detailed, 5),
 //! `LITMUS_GEN_STRIDE` / `LITMUS_GEN_OFFSET` (run every k-th program only,
 //! for splitting a family over cells), `LITMUS_GEN_MATCH` (only programs
-//! whose text contains this).
+//! whose text contains this), `LITMUS_GEN_HANG_STACKS=DIR` (when the
+//! watchdog fires, every thread's stack into DIR first, by gdb).
+//!
+//! The watchdog: no iteration started for 60 s, or finalize (and the exit
+//! after it) longer than 10 s, ends the locale with status 3, naming the
+//! program, iteration and phase it was in.
 
 use pgas_tests::e;
 use pgas_tests::litmus_gen::{
@@ -63,6 +68,21 @@ static STATIC_AREA: [AtomicU64; STATIC_BYTES / 8] = [const { AtomicU64::new(0) }
 /// watchdog's view: a wait with no timeout of its own, `wait_until_local`,
 /// that never returns ends the job with a message instead of a hang).
 static PROGRESS_MS: AtomicU64 = AtomicU64::new(0);
+/// The program and iteration this locale is in (program << 32 | iteration),
+/// and how far it got (`PHASES`): what the watchdog reports on a hang.
+static CURRENT: AtomicU64 = AtomicU64::new(0);
+static PHASE: AtomicU64 = AtomicU64::new(0);
+const PHASES: [&str; 9] = [
+    "reset",
+    "first oob barrier",
+    "threads",
+    "non-blocking bodies",
+    "second oob barrier",
+    "final read",
+    "allgather",
+    "finalize",
+    "exit",
+];
 
 struct Env {
     area: Dist<u8>,
@@ -485,6 +505,8 @@ fn iteration(rt: &'static Runtime, pi: usize, it: u64) -> R<Vec<(String, u8)>> {
     let me = rt.here() as u8;
     // Reset the words this locale owns, and the done words of its bodies.
     PROGRESS_MS.store(uptime_ms(), Ordering::Relaxed);
+    CURRENT.store((pi as u64) << 32 | (it & 0xffff_ffff), Ordering::Relaxed);
+    PHASE.store(0, Ordering::Relaxed);
     for (w, word) in p.words.iter().enumerate() {
         if word.home == me {
             let init = match word.mem {
@@ -504,7 +526,9 @@ fn iteration(rt: &'static Runtime, pi: usize, it: u64) -> R<Vec<(String, u8)>> {
         }
     }
     let oob = rt.comm().oob();
+    PHASE.store(1, Ordering::Relaxed);
     oob.barrier().map_err(e("oob barrier"))?;
+    PHASE.store(2, Ordering::Relaxed);
 
     // Start this locale's top-level threads.
     let mut tasks = Vec::new();
@@ -545,6 +569,7 @@ fn iteration(rt: &'static Runtime, pi: usize, it: u64) -> R<Vec<(String, u8)>> {
         );
     }
     // Bodies of non-blocking on-statements that run here.
+    PHASE.store(3, Ordering::Relaxed);
     let t0 = Instant::now();
     for &t in &nb_here {
         while result_word(t, MAX_REGS).load(Ordering::Acquire) != it + 1 {
@@ -560,7 +585,9 @@ fn iteration(rt: &'static Runtime, pi: usize, it: u64) -> R<Vec<(String, u8)>> {
             }
         }
     }
+    PHASE.store(4, Ordering::Relaxed);
     oob.barrier().map_err(e("oob barrier"))?;
+    PHASE.store(5, Ordering::Relaxed);
     // Final values of the words this locale owns.
     let mut kv: Vec<(String, u8)> = regs
         .into_iter()
@@ -701,6 +728,7 @@ fn run() -> R<u64> {
             for (key, v) in kv {
                 mine.extend_from_slice(format!("{key}={}\n", value_text(v)).as_bytes());
             }
+            PHASE.store(6, Ordering::Relaxed);
             let all = rt.comm().oob().allgather(&mine).map_err(e("allgather"))?;
             if me == 0 {
                 let mut parts: BTreeMap<(u8, u32), String> = BTreeMap::new();
@@ -769,7 +797,11 @@ fn run() -> R<u64> {
             chosen.len(),
         );
     }
+    PROGRESS_MS.store(uptime_ms(), Ordering::Relaxed);
+    PHASE.store(7, Ordering::Relaxed);
     rt.finalize().map_err(e("finalize"))?;
+    PROGRESS_MS.store(uptime_ms(), Ordering::Relaxed);
+    PHASE.store(8, Ordering::Relaxed);
     Ok(if weakened { 0 } else { forbidden })
 }
 
@@ -784,12 +816,46 @@ fn start_watchdog() {
     std::thread::spawn(|| loop {
         std::thread::sleep(Duration::from_secs(1));
         let last = PROGRESS_MS.load(Ordering::Relaxed);
-        if last > 0 && uptime_ms().saturating_sub(last) > 2 * STUCK.as_millis() as u64 {
-            eprintln!(
-                "litmus_gen: no iteration started for {} s: an iteration hangs",
-                2 * STUCK.as_secs()
-            );
-            std::process::exit(3);
+        let phase_no = PHASE.load(Ordering::Relaxed) as usize;
+        // Finalize and the exit after it get STUCK / 3: they do no work of
+        // the programs.
+        let limit = if phase_no >= 7 { STUCK / 3 } else { 2 * STUCK };
+        if last > 0 && uptime_ms().saturating_sub(last) > limit.as_millis() as u64 {
+            let cur = CURRENT.load(Ordering::Relaxed);
+            let pi = (cur >> 32) as usize;
+            let phase = PHASES.get(phase_no).unwrap_or(&"?");
+            let what = if phase_no >= 7 {
+                format!("{phase} took more than {} s", limit.as_secs())
+            } else {
+                format!(
+                    "no iteration started for {} s: an iteration hangs (program {pi} ({}), \
+                     iteration {}, in {phase})",
+                    limit.as_secs(),
+                    programs()
+                        .get(pi)
+                        .map(|p| p.to_string())
+                        .unwrap_or_default(),
+                    cur & 0xffff_ffff,
+                )
+            };
+            eprintln!("litmus_gen: {what}");
+            // LITMUS_GEN_HANG_STACKS=DIR: every thread's stack first (gdb),
+            // into DIR/litmus_gen-stacks-PID.txt.
+            if let Ok(dir) = std::env::var("LITMUS_GEN_HANG_STACKS") {
+                let path = format!("{dir}/litmus_gen-stacks-{}.txt", std::process::id());
+                if let Ok(f) = std::fs::File::create(&path) {
+                    let _ = std::process::Command::new("gdb")
+                        .args(["-p", &std::process::id().to_string(), "-batch", "-nx"])
+                        .args(["-ex", "thread apply all bt 30"])
+                        .stdout(f)
+                        .stderr(std::process::Stdio::null())
+                        .status();
+                    eprintln!("litmus_gen: stacks in {path}");
+                }
+            }
+            // SAFETY: _exit(2) ends the process at once; exit handlers may
+            // be what hangs (a second exit() from this thread would wait).
+            unsafe { libc::_exit(3) }
         }
     });
 }

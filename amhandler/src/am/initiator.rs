@@ -69,7 +69,7 @@ impl Am {
             self.slots.put(slot);
             return Err(e);
         }
-        let w = self.wait_word(slot, self.reply_by_message(target));
+        let w = self.wait_word(slot, self.reply_by_message(target), target)?;
         let r = self.take_reply(target, slot, w);
         self.slots.put(slot);
         r
@@ -150,11 +150,19 @@ impl Am {
 
     /// Waits until `w` is nonzero without helping (the caller holds its
     /// transmit context, which helping could need).
-    pub(crate) fn wait_word_plain(&self, slot: u64) -> u64 {
+    /// `PGAS_PEER_TIMEOUT` bounds the wait (an error naming `target`; the
+    /// slot is then not reused, a late reply may still land in it).
+    pub(crate) fn wait_word_plain(&self, slot: u64, target: Locale) -> Result<u64> {
         let mut backoff = self.wait_backoff(64);
+        let mut silent = comm_ofi::peer_timeout::PeerWait::new();
         loop {
             if let Some(v) = slot::poll(&HeapSlot(slot)) {
-                return v;
+                return Ok(v);
+            }
+            if silent.expired() {
+                return Err(silent
+                    .peer_error("visibility proof", target, "answer")
+                    .into());
             }
             self.snooze_on(&mut backoff, slot);
         }
@@ -165,12 +173,18 @@ impl Am {
     /// other handler work, so nested and recursive on-statements complete.
     /// `by_message`: the reply comes as a Reply message (not stored by a
     /// mapped target or written by the target's NIC).
-    pub(crate) fn wait_word(&self, slot: u64, by_message: bool) -> u64 {
+    /// `PGAS_PEER_TIMEOUT` bounds the wait (an error naming `target`; the
+    /// slot is then not reused, a late reply may still land in it).
+    pub(crate) fn wait_word(&self, slot: u64, by_message: bool, target: Locale) -> Result<u64> {
         let on_handler = IS_HANDLER.with(|h| h.get());
         let mut backoff = self.wait_backoff(32);
+        let mut silent = comm_ofi::peer_timeout::PeerWait::new();
         loop {
             if let Some(v) = slot::poll(&HeapSlot(slot)) {
-                return v;
+                return Ok(v);
+            }
+            if silent.expired() {
+                return Err(silent.peer_error("active message", target, "reply").into());
             }
             let helped = if on_handler {
                 match self.hq.pop() {

@@ -54,7 +54,7 @@ impl AmLayer for Bridge {
         am.counters.sent.fetch_add(1, Ordering::Relaxed);
         // Plain waiting, never helping: the caller holds its transmit
         // context, which helping could need; our poller sets the word.
-        let w = am.wait_word_plain(slot);
+        let w = am.wait_word_plain(slot, req.target).map_err(into_comm)?;
         let r = am.take_reply(req.target, slot, w);
         am.slots.put(slot);
         r.map(|_| ()).map_err(into_comm)
@@ -79,7 +79,9 @@ impl AmLayer for Bridge {
         let am = self.am()?;
         // The token is the done slot of the postponed request, ours until
         // returned below.
-        let w = am.wait_word(amo.token, am.reply_by_message(amo.target));
+        let w = am
+            .wait_word(amo.token, am.reply_by_message(amo.target), amo.target)
+            .map_err(into_comm)?;
         let r = am.take_reply(amo.target, amo.token, w);
         am.slots.put(amo.token);
         r.map(|_| ()).map_err(into_comm)

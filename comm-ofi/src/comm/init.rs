@@ -48,6 +48,7 @@ impl Comm {
         // From here on, peers may come to wait for us: an exit before
         // finalize must fail the job (docs/launcher.md, failure guarantees).
         oob.guard_exit()?;
+        crate::peer_timeout::init_from_env()?;
         crate::quirks::restore_default_fault_handlers();
 
         // Which hosts: shm only reaches locales on this one, the mapped path

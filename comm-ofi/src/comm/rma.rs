@@ -280,11 +280,16 @@ impl Comm {
             });
         }
         let mut backoff = crate::Backoff::new(0, 0);
+        let mut silent = crate::peer_timeout::PeerWait::new();
         loop {
             for (i, h) in handles.iter_mut().enumerate() {
                 if h.test()? {
                     return Ok(i);
                 }
+            }
+            if silent.expired() {
+                let e = silent.error("completion wait", "completion");
+                return Err(peer_err("non-blocking operation", 0, handles[0].peer)(e));
             }
             backoff.snooze();
         }
@@ -479,7 +484,12 @@ impl<'a> NbHandle<'a> {
 
     pub(super) fn wait_mut(&mut self) -> Result<()> {
         let mut backoff = crate::Backoff::new(65, 65);
+        let mut silent = crate::peer_timeout::PeerWait::new();
         while !self.test()? {
+            if silent.expired() {
+                let e = silent.error("completion wait", "completion");
+                return Err(peer_err("non-blocking operation", 0, self.peer)(e));
+            }
             backoff.snooze();
         }
         Ok(())
