@@ -231,7 +231,7 @@ mod tests {
             e.contains("no completion for 3 s (PGAS_PEER_TIMEOUT=3)"),
             "{e}"
         );
-        let named = crate::comm::peer_err("GET", 8, 2)(w.error("completion wait", "completion"));
+        let named = crate::error::peer_err("GET", 8, 2)(w.error("completion wait", "completion"));
         assert!(
             named
                 .to_string()
