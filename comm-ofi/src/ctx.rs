@@ -605,6 +605,26 @@ impl Transport for TxContext {
         } else {
             op.form
         };
+        if flags.is_empty() && form == AmoForm::Plain && op.ty.size() <= self.inject_size {
+            // A non-fetching atomic with nothing to add is injected, as a
+            // small PUT is: the operand is copied before the call returns
+            // and there is no completion, so the policy's wait after it
+            // costs nothing and a window of them pipelines. Ordering and
+            // visibility are an atomic's (the policy still marks the
+            // target and proves it at the next boundary).
+            let operand = self.scratch as *const u8;
+            return self.post_counted(
+                "fi_inject_atomic",
+                false,
+                |ep| {
+                    // SAFETY: scratch word 0 holds the operand (written by
+                    // the caller just before); the provider copies it
+                    // before returning; the remote word was validated.
+                    unsafe { ep.inject_atomic(operand, op.remote, op.ty, op.op) }
+                },
+                |_| {},
+            );
+        }
         self.atomic(op.remote, op.ty, op.op, form, ofi_flags(flags))
     }
 

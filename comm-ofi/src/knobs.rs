@@ -91,6 +91,7 @@ pub const KNOBS: &[Knob] = &[
     knob("PGAS_PIN", "1", SHIM, User, "0: do not pin the runtime shim's threads"),
     knob("PGAS_CHECK", "0", SHIM, User, "1: check every PUT/GET/atomic range against live allocations"),
     knob("PGAS_BARRIER", "put", SHIM, User, "runtime shim barrier: put or oob"),
+    knob("PGAS_JOIN_RUNS_QUEUED", "1", SHIM, User, "0: a join waits for a worker to run its task even if none has taken it yet"),
     knob("PGAS_AM_DONE", "msg", AM, User, "msg or put: how a target signals 'done'"),
     knob("PGAS_MAX_TX_CONTEXTS", "provider's ep_cnt", COMM, User, "cap on the transmit contexts"),
     knob("PGAS_AM_AMO_DELAY", "1", AM, User, "0: non-fetching AMOs via AM wait for their 'done' at once"),

@@ -1,4 +1,5 @@
-//! The runtime shim's own knobs (`PGAS_PIN`, `PGAS_BARRIER`, `PGAS_CHECK`),
+//! The runtime shim's own knobs (`PGAS_PIN`, `PGAS_BARRIER`, `PGAS_CHECK`,
+//! `PGAS_JOIN_RUNS_QUEUED`),
 //! read once at start-up. Below the runtime, which holds them, and its
 //! start-up, which reads them.
 
@@ -17,6 +18,9 @@ pub struct ShimConfig {
     /// live allocations (default off; a debug mode, one extra round trip
     /// per remote operation).
     pub check: bool,
+    /// `PGAS_JOIN_RUNS_QUEUED`: a join runs its task on the joining thread
+    /// if no worker has taken it yet (default on).
+    pub join_runs_queued: bool,
 }
 
 impl ShimConfig {
@@ -35,6 +39,7 @@ impl ShimConfig {
         };
         let pin = switch("PGAS_PIN", true)?;
         let check = switch("PGAS_CHECK", false)?;
+        let join_runs_queued = switch("PGAS_JOIN_RUNS_QUEUED", true)?;
         let barrier = match lookup("PGAS_BARRIER") {
             None => BarrierKind::Put,
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
@@ -53,6 +58,7 @@ impl ShimConfig {
             pin,
             barrier,
             check,
+            join_runs_queued,
         })
     }
 }

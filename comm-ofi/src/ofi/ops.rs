@@ -476,6 +476,39 @@ impl Endpoint {
         posted(form.call(), ret)
     }
 
+    /// `fi_inject_atomic` of `op` on one `ty` element at `remote`, its
+    /// operand read at `operand`: the provider copies the operand before
+    /// returning and reports no completion (a non-fetching atomic only).
+    ///
+    /// # Safety
+    /// `operand` is readable for `ty.size()` bytes; `remote` lies in the
+    /// target's registration.
+    #[inline]
+    pub unsafe fn inject_atomic(
+        &self,
+        operand: *const u8,
+        remote: RemoteBuf,
+        ty: AmoType,
+        op: AmoOp,
+    ) -> Result<Posted, OfiError> {
+        // SAFETY: the endpoint is enabled; the caller vouches for the
+        // operand and the remote word; with inject nothing is used after
+        // the call.
+        let ret = unsafe {
+            sys::fi_inject_atomic(
+                self.as_ptr(),
+                operand as *const c_void,
+                1,
+                remote.fi_addr,
+                remote.addr,
+                remote.key,
+                fi_datatype(ty),
+                fi_op(op),
+            )
+        };
+        posted("fi_inject_atomic", ret)
+    }
+
     /// `fi_fetch_atomic` (the short form, no flags) of `op` on one `ty`
     /// element at `remote`: operand read at `operand`, old value written to
     /// `result` (both described by `desc`).

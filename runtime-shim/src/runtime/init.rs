@@ -217,6 +217,7 @@ impl Builder {
                 block_wait: comm.provider().wait == comm_ofi::ofi::WaitMode::Block,
                 locale: comm.here(),
                 poll_window: std::time::Duration::from_micros(comm.config().poll_spin_us),
+                join_runs_queued: cfg.join_runs_queued,
             },
             Arc::new(CommHooks { comm: comm.clone() }),
         )?;

@@ -5,7 +5,8 @@
 //! Exists as the user-facing half of the pool: what `Runtime::spawn`,
 //! `begin` and `sync` are built on.
 
-use super::pool::{Kind, Pool};
+use super::local::{NO_HELP, RUNNING};
+use super::pool::{Job, Kind, Pool};
 use super::wait::Wakers;
 use crate::error::{Error, Result};
 use amhandler::panic_text;
@@ -31,25 +32,49 @@ impl Pool {
         });
         let s = state.clone();
         let pool = self.clone();
+        let body: Job = Box::new(move || {
+            let r = std::panic::catch_unwind(AssertUnwindSafe(f));
+            let end = pool.hooks.task_end();
+            let r = match (r, end) {
+                (Ok(v), Ok(())) => Ok(v),
+                (Err(p), _) => Err(Error::TaskPanicked(panic_text(&*p))),
+                (Ok(_), Err(e)) => Err(e),
+            };
+            *s.result.lock() = Some(r);
+            s.done.store(true, Ordering::Release);
+            s.joiners.wake(&pool.joins_woken);
+        });
+        // The body sits in a cell shared by the queued entry and the handle:
+        // whoever takes it first runs it (a worker, or the joiner: see
+        // `TaskHandle::join`); the other finds it empty.
+        let claim: Claim = Arc::new(Mutex::new(Some(body)));
+        let queued = claim.clone();
         self.push(
             Kind::User,
             Box::new(move || {
-                let r = std::panic::catch_unwind(AssertUnwindSafe(f));
-                let end = pool.hooks.task_end();
-                let r = match (r, end) {
-                    (Ok(v), Ok(())) => Ok(v),
-                    (Err(p), _) => Err(Error::TaskPanicked(panic_text(&*p))),
-                    (Ok(_), Err(e)) => Err(e),
-                };
-                *s.result.lock() = Some(r);
-                s.done.store(true, Ordering::Release);
-                s.joiners.wake(&pool.joins_woken);
+                let body = queued.lock().take();
+                if let Some(body) = body {
+                    body();
+                }
             }),
         );
         Ok(TaskHandle {
             state,
+            claim,
             pool: self.clone(),
         })
+    }
+
+    /// Runs a task's body that its joiner claimed before any worker took
+    /// it, on the joining thread, as a worker would have (it is counted as
+    /// running there, nested on whatever the thread runs).
+    fn run_claimed(&self, body: Job) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        RUNNING.with(|r| r.borrow_mut().push(id));
+        body();
+        let top = RUNNING.with(|r| r.borrow_mut().pop());
+        debug_assert_eq!(top, Some(id), "tasks must nest on a thread");
+        self.inlined.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Starts a task in `group` (see [`Group`]).
@@ -105,8 +130,13 @@ pub(super) struct TaskState<T> {
 /// does not stop the task (it still ends before the runtime finalizes).
 pub struct TaskHandle<T> {
     pub(super) state: Arc<TaskState<T>>,
+    /// The body while no thread has taken it.
+    pub(super) claim: Claim,
     pub(super) pool: Arc<Pool>,
 }
+
+/// A task's body until a thread takes it to run it.
+pub(super) type Claim = Arc<Mutex<Option<Job>>>;
 
 impl<T> std::fmt::Debug for TaskHandle<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -125,8 +155,21 @@ impl<T> TaskHandle<T> {
     /// Waits for the task (running other tasks meanwhile when called from a
     /// task) and returns its value, or why it failed. Everything the task
     /// stored is visible after this returns.
+    ///
+    /// A task no worker has taken yet runs on the joining thread (as
+    /// work-first schedulers do): the join then costs no hand-over to a
+    /// worker and back, which on a busy machine is a wake-up and a
+    /// scheduler slice each way. Not in a no-help scope (a lock's protocol:
+    /// see `crate::lock`), where the thread must not run other tasks, and
+    /// not with `PGAS_JOIN_RUNS_QUEUED=0`.
     pub fn join(self) -> Result<T> {
         let s = &self.state;
+        if self.pool.join_runs_queued && NO_HELP.with(|c| c.get()) == 0 {
+            let body = self.claim.lock().take();
+            if let Some(body) = body {
+                self.pool.run_claimed(body);
+            }
+        }
         self.pool
             .wait_until_or_woken(|| s.done.load(Ordering::Acquire), Some(&s.joiners));
         s.result

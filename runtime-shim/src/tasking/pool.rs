@@ -47,6 +47,9 @@ pub struct PoolStats {
     /// Threads that slept in a join or a group wait and were woken by the
     /// end of what they waited for (not by their sleep's timeout).
     pub joins_woken: u64,
+    /// Tasks run by their joiner because no worker had taken them yet (not
+    /// in `run`, which counts what the workers and helpers took).
+    pub inlined: u64,
 }
 
 /// The fixed worker threads of one locale and their queues.
@@ -67,6 +70,10 @@ pub struct Pool {
     pub(super) helped: AtomicU64,
     pub(super) stolen: AtomicU64,
     pub(super) joins_woken: AtomicU64,
+    pub(super) inlined: AtomicU64,
+    /// A join runs its task if no worker has taken it yet
+    /// (`PGAS_JOIN_RUNS_QUEUED`, on by default).
+    pub(super) join_runs_queued: bool,
 }
 
 impl std::fmt::Debug for Pool {
@@ -94,6 +101,9 @@ pub struct PoolConfig {
     /// How long an idle worker keeps polling for requests in the poller's
     /// place ([`Hooks::idle_poll`]) before it parks (`PGAS_POLL_SPIN_US`).
     pub poll_window: Duration,
+    /// A join runs its task on the joining thread if no worker has taken
+    /// it yet (`PGAS_JOIN_RUNS_QUEUED`).
+    pub join_runs_queued: bool,
 }
 
 impl Pool {
@@ -139,6 +149,8 @@ impl Pool {
             helped: AtomicU64::new(0),
             stolen: AtomicU64::new(0),
             joins_woken: AtomicU64::new(0),
+            inlined: AtomicU64::new(0),
+            join_runs_queued: cfg.join_runs_queued,
         });
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<()>)>();
         for i in 0..n {
@@ -233,6 +245,7 @@ impl Pool {
             helped: self.helped.load(Ordering::Relaxed),
             stolen: self.stolen.load(Ordering::Relaxed),
             joins_woken: self.joins_woken.load(Ordering::Relaxed),
+            inlined: self.inlined.load(Ordering::Relaxed),
         }
     }
 

@@ -10,6 +10,11 @@ use std::time::Duration;
 use std::time::Instant;
 
 fn pool(workers: usize, hooks: Arc<dyn Hooks>) -> Arc<Pool> {
+    pool_with(workers, hooks, true)
+}
+
+/// A pool whose joins run queued tasks themselves or not.
+fn pool_with(workers: usize, hooks: Arc<dyn Hooks>, join_runs_queued: bool) -> Arc<Pool> {
     Pool::start(
         PoolConfig {
             workers,
@@ -17,6 +22,7 @@ fn pool(workers: usize, hooks: Arc<dyn Hooks>) -> Arc<Pool> {
             block_wait: false,
             locale: 0,
             poll_window: Duration::from_micros(200),
+            join_runs_queued,
         },
         hooks,
     )
@@ -39,7 +45,8 @@ fn fib(p: &Arc<Pool>, n: u64) -> u64 {
 /// registered, so the wake must have happened.
 #[test]
 fn non_worker_waits_are_woken_by_the_end() {
-    let p = pool(1, Arc::new(NoHooks));
+    // The task waits for its joiner to sleep: the joiner must not run it.
+    let p = pool_with(1, Arc::new(NoHooks), false);
     let state = Arc::new(std::sync::OnceLock::<Arc<TaskState<u32>>>::new());
     let s2 = state.clone();
     let h = p
@@ -74,12 +81,20 @@ fn non_worker_waits_are_woken_by_the_end() {
 
 #[test]
 fn task_tree_deeper_than_workers_completes_by_helping() {
-    let p = pool(1, Arc::new(NoHooks));
+    // Depth 18 with one worker: every join waits while its child is queued
+    // (or, by default, runs it: the same tree below with joins that do).
+    let p = pool_with(1, Arc::new(NoHooks), false);
     let q = p.clone();
-    // Depth 18 with one worker: every join waits while its child is queued.
     let h = p.spawn(move || fib(&q, 18)).unwrap();
     assert_eq!(h.join().unwrap(), 2584);
     assert!(p.stats().helped > 100, "{:?}", p.stats());
+    assert_eq!(p.stats().inlined, 0, "{:?}", p.stats());
+    p.shutdown();
+    let p = pool(1, Arc::new(NoHooks));
+    let q = p.clone();
+    let h = p.spawn(move || fib(&q, 18)).unwrap();
+    assert_eq!(h.join().unwrap(), 2584);
+    assert!(p.stats().inlined > 100, "{:?}", p.stats());
     // A chain deeper than the worker count, each link waiting on the next.
     fn chain(p: &Arc<Pool>, d: u32) -> u32 {
         if d == 0 {
@@ -215,6 +230,7 @@ fn workers_are_pinned_when_asked() {
             block_wait: false,
             locale: 0,
             poll_window: Duration::from_micros(200),
+            join_runs_queued: true,
         },
         Arc::new(NoHooks),
     )
@@ -229,10 +245,96 @@ fn workers_are_pinned_when_asked() {
             block_wait: false,
             locale: 0,
             poll_window: Duration::from_micros(200),
+            join_runs_queued: true,
         },
         Arc::new(NoHooks),
     )
     .unwrap_err()
     .to_string();
     assert!(e.contains("100000"), "{e}");
+}
+
+/// Keeps `p`'s only worker busy until the returned flag is set.
+fn occupy(p: &Arc<Pool>) -> (Arc<AtomicBool>, TaskHandle<()>) {
+    let release = Arc::new(AtomicBool::new(false));
+    let r = release.clone();
+    let busy = p
+        .spawn(move || {
+            while !r.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+        })
+        .unwrap();
+    // Taken by the worker once the queue is empty.
+    while !p.global.is_empty() {
+        std::thread::yield_now();
+    }
+    (release, busy)
+}
+
+/// Sets `flag` after 20 ms, from another thread.
+fn set_later(flag: &Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    let f = flag.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(20));
+        f.store(true, Ordering::Release);
+    })
+}
+
+/// A join of a task no worker has taken runs it on the joining thread,
+/// with the task's hooks (its end boundary) as on a worker, nested in the
+/// thread's running tasks; the queued entry left behind is skipped by the
+/// worker that finds it. Not in a no-help scope, and not when switched off.
+#[test]
+fn join_runs_a_queued_task_on_the_joining_thread() {
+    let hooks = Arc::new(Counting::default());
+    let p = pool(1, hooks.clone());
+    let me = std::thread::current().id();
+    let (release, busy) = occupy(&p);
+    let ends_before = hooks.ended.load(Ordering::SeqCst);
+    let h = p
+        .spawn(move || (std::thread::current().id() == me, Pool::in_task()))
+        .unwrap();
+    assert_eq!(
+        h.join().unwrap(),
+        (true, true),
+        "ran on the joiner, as a task"
+    );
+    assert!(!Pool::in_task());
+    assert_eq!(p.stats().inlined, 1, "{:?}", p.stats());
+    assert_eq!(
+        hooks.ended.load(Ordering::SeqCst),
+        ends_before + 1,
+        "its end hook ran"
+    );
+    release.store(true, Ordering::Release);
+    busy.join().unwrap();
+
+    // In a no-help scope (a lock's protocol): the worker runs it once free.
+    let (release, busy) = occupy(&p);
+    let h = p.spawn(move || std::thread::current().id() != me).unwrap();
+    let freer = set_later(&release);
+    let on_worker = {
+        let _scope = NoHelp::enter();
+        h.join().unwrap()
+    };
+    assert!(on_worker, "a no-help scope does not run the task");
+    freer.join().unwrap();
+    busy.join().unwrap();
+    assert_eq!(p.stats().inlined, 1, "{:?}", p.stats());
+    while !p.idle() {
+        std::thread::yield_now();
+    }
+    p.shutdown();
+
+    // Switched off (PGAS_JOIN_RUNS_QUEUED=0): the same.
+    let q = pool_with(1, hooks, false);
+    let (release, busy) = occupy(&q);
+    let h = q.spawn(move || std::thread::current().id() != me).unwrap();
+    let freer = set_later(&release);
+    assert!(h.join().unwrap(), "switched off: the worker runs it");
+    freer.join().unwrap();
+    busy.join().unwrap();
+    assert_eq!(q.stats().inlined, 0, "{:?}", q.stats());
+    q.shutdown();
 }
