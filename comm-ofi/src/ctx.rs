@@ -679,6 +679,26 @@ impl Transport for TxContext {
     }
 
     #[inline]
+    fn put_range(&self, op: &RmaOp) -> Option<(u64, u64)> {
+        // The remote address in the target's addressing (virtual address or
+        // offset in its registration: either way the same bytes of one
+        // target get overlapping ranges; two registrations addressed by
+        // offset may overlap falsely, which only costs a wait).
+        Some((
+            op.remote.addr,
+            op.remote.addr.saturating_add(op.local.len as u64),
+        ))
+    }
+
+    #[inline]
+    fn get_range(&self, op: &RmaOp) -> Option<(u64, u64)> {
+        Some((
+            op.remote.addr,
+            op.remote.addr.saturating_add(op.local.len as u64),
+        ))
+    }
+
+    #[inline]
     fn wait_all(&mut self) -> Result<()> {
         if self.outstanding == 0 && self.proofs.is_empty() {
             return Ok(());

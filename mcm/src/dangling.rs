@@ -233,12 +233,27 @@ impl Iterator for WordUnion<'_> {
 /// policy *settles* (waits out) those GETs first (see `docs/mcm.md`, "Non-
 /// blocking GET then PUT"). It is kept here because it lives and dies with
 /// the same transmit context.
+///
+/// In delivery-complete mode a non-blocking PUT also records the remote
+/// range it writes ([`mark_put_range`](Self::mark_put_range)), so that a
+/// later PUT or GET to the same target waits it out only if the two may
+/// touch the same bytes ([`put_overlaps`](Self::put_overlaps)): a window of
+/// non-blocking PUTs to disjoint parts of one locale then pipelines.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DanglingStores {
     put: LocaleSet,
     amo: LocaleSet,
     read: LocaleSet,
+    /// (target, start, end) of the ranged PUTs marked since the last clear.
+    ranges: Vec<(Locale, u64, u64)>,
+    /// A PUT was marked without its range, or more than [`MAX_RANGES`]
+    /// were: every dangling target counts as overlapping until cleared.
+    ranges_lost: bool,
 }
+
+/// Ranges remembered before [`DanglingStores::put_overlaps`] gives up
+/// (answers yes): the window it pipelines.
+pub const MAX_RANGES: usize = 128;
 
 impl DanglingStores {
     /// Nothing dangling, for locales `0..num_locales`.
@@ -247,6 +262,8 @@ impl DanglingStores {
             put: LocaleSet::new(num_locales),
             amo: LocaleSet::new(num_locales),
             read: LocaleSet::new(num_locales),
+            ranges: Vec::new(),
+            ranges_lost: false,
         }
     }
 
@@ -288,6 +305,36 @@ impl DanglingStores {
     /// Records a PUT to `target` that may not be visible yet.
     pub fn mark_put(&mut self, target: Locale) {
         self.put.insert(target);
+        self.ranges_lost = true;
+    }
+
+    /// Records a PUT to `target` that may not be visible yet and the remote
+    /// bytes `[start, end)` it writes (`None`: unknown, it may write
+    /// anywhere there).
+    pub fn mark_put_range(&mut self, target: Locale, range: Option<(u64, u64)>) {
+        self.put.insert(target);
+        match range {
+            Some((start, end)) if self.ranges.len() < MAX_RANGES => {
+                self.ranges.push((target, start, end));
+            }
+            _ => self.ranges_lost = true,
+        }
+    }
+
+    /// Whether a PUT dangling at `target` may write some of the remote
+    /// bytes `range` (`None`: unknown, any byte there).
+    pub fn put_overlaps(&self, target: Locale, range: Option<(u64, u64)>) -> bool {
+        if !self.put_dangles(target) {
+            return false;
+        }
+        let Some((start, end)) = range else {
+            return true;
+        };
+        self.ranges_lost
+            || self
+                .ranges
+                .iter()
+                .any(|&(t, s, e)| t == target && s < end && start < e)
     }
 
     /// Records a non-fetching AMO on `target` that may not be visible yet.
@@ -298,6 +345,12 @@ impl DanglingStores {
     /// Forgets the dangling PUTs of `target` (they are now visible).
     pub fn clear_put(&mut self, target: Locale) {
         self.put.remove(target);
+        if !self.ranges.is_empty() {
+            self.ranges.retain(|&(t, _, _)| t != target);
+        }
+        if self.put.is_empty() {
+            self.ranges_lost = false;
+        }
     }
 
     /// Forgets the dangling AMOs of `target` (they are now visible).
@@ -316,6 +369,8 @@ impl DanglingStores {
     pub fn clear_all(&mut self) {
         self.put.clear();
         self.amo.clear();
+        self.ranges.clear();
+        self.ranges_lost = false;
     }
 
     /// Records a non-blocking GET from `target` that may still be in flight.
@@ -348,6 +403,36 @@ impl DanglingStores {
 
 #[cfg(test)]
 mod tests {
+    use super::DanglingStores as D;
+
+    #[test]
+    fn ranged_puts_overlap_only_their_own_bytes() {
+        let mut d = D::new(4);
+        assert!(!d.put_overlaps(1, None), "nothing dangles");
+        d.mark_put_range(1, Some((0, 8)));
+        d.mark_put_range(1, Some((16, 24)));
+        assert!(d.put_overlaps(1, Some((4, 12))));
+        assert!(d.put_overlaps(1, Some((20, 21))));
+        assert!(!d.put_overlaps(1, Some((8, 16))), "between the two");
+        assert!(!d.put_overlaps(2, Some((0, 8))), "another target");
+        assert!(d.put_overlaps(1, None), "unknown range");
+        // Clearing the target forgets its ranges; a PUT marked without a
+        // range overlaps everything at its target until cleared.
+        d.clear_put(1);
+        assert!(!d.put_overlaps(1, Some((0, 8))));
+        d.mark_put_range(2, Some((0, 8)));
+        d.mark_put(2);
+        assert!(d.put_overlaps(2, Some((100, 108))));
+        d.clear_all();
+        d.mark_put_range(2, Some((0, 8)));
+        assert!(!d.put_overlaps(2, Some((100, 108))));
+        // More ranges than remembered: everything overlaps.
+        for k in 0..super::MAX_RANGES as u64 {
+            d.mark_put_range(3, Some((1000 + 8 * k, 1008 + 8 * k)));
+        }
+        assert!(d.put_overlaps(3, Some((0, 1))), "too many: given up");
+    }
+
     use super::*;
 
     #[test]

@@ -23,6 +23,16 @@ pub(crate) const READ_AMO_NO_FORCE: u8 = 4;
 /// their target (write-after-read left to the provider, which orders nothing).
 pub(crate) const WAR_UNSETTLED: u8 = 8;
 
+/// Weakening bit: delivery-complete's range check answers "no overlap"
+/// always, so a non-blocking PUT is not waited out before a later PUT or GET
+/// of the same bytes (the negative control of the range shortcut).
+pub(crate) const RANGE_BLIND: u8 = 16;
+
+/// Whether delivery-complete compares ranges honestly (see [`RANGE_BLIND`]).
+pub(crate) const fn ranges_checked(w: u8) -> bool {
+    w & RANGE_BLIND == 0
+}
+
 /// Whether implementors built with weakening bits `w` force visibility.
 pub(crate) const fn forcing(w: u8) -> bool {
     w & NO_FORCING == 0

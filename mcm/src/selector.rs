@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::force::{NO_FORCING, NO_SOURCE_WAIT, READ_AMO_NO_FORCE, WAR_UNSETTLED};
+use crate::force::{NO_FORCING, NO_SOURCE_WAIT, RANGE_BLIND, READ_AMO_NO_FORCE, WAR_UNSETTLED};
 use crate::mode::{dc, fence, order};
 use crate::{AmoKind, Blocking, Locale, Mode, Transport};
 
@@ -89,11 +89,16 @@ pub enum Weakening {
     /// static data, reached through the provider), so two stores to one
     /// target can become visible out of program order.
     MappedUnordered,
+    /// delivery-complete: a non-blocking PUT is taken never to overlap a
+    /// later PUT or GET to its target, so neither waits it out (a hole in
+    /// this crate's policy, like the first four: the negative control of the
+    /// range check that lets disjoint non-blocking PUTs pipeline).
+    RangeBlind,
 }
 
 impl Weakening {
     /// Every weakening, in the order of the list above.
-    pub const ALL: [Weakening; 11] = [
+    pub const ALL: [Weakening; 12] = [
         Weakening::NoForcing,
         Weakening::NoSourceWait,
         Weakening::ReadAmoNoForce,
@@ -105,6 +110,7 @@ impl Weakening {
         Weakening::WorkFlagBeforePost,
         Weakening::P2pReadNoForce,
         Weakening::MappedUnordered,
+        Weakening::RangeBlind,
     ];
 
     /// The `PGAS_MCM_WEAKEN` spelling.
@@ -121,6 +127,7 @@ impl Weakening {
             Weakening::WorkFlagBeforePost => "work-flag-before-post",
             Weakening::P2pReadNoForce => "p2p-read-no-force",
             Weakening::MappedUnordered => "mapped-unordered",
+            Weakening::RangeBlind => "range-blind",
         }
     }
 
@@ -137,6 +144,7 @@ impl Weakening {
             Weakening::NoSourceWait => NO_SOURCE_WAIT,
             Weakening::ReadAmoNoForce => READ_AMO_NO_FORCE,
             Weakening::WarUnsettled => WAR_UNSETTLED,
+            Weakening::RangeBlind => RANGE_BLIND,
             _ => 0,
         }
     }
@@ -198,6 +206,7 @@ impl<T: Transport> Selector<T> {
             Some(NO_SOURCE_WAIT) => Self::for_mode_without_source_wait(mode),
             Some(READ_AMO_NO_FORCE) => Self::build::<READ_AMO_NO_FORCE>(mode, weakening),
             Some(WAR_UNSETTLED) => Self::build::<WAR_UNSETTLED>(mode, weakening),
+            Some(RANGE_BLIND) => Self::build::<RANGE_BLIND>(mode, weakening),
             Some(_) => Self::build::<0>(mode, weakening),
         }
     }

@@ -262,4 +262,19 @@ pub trait Transport {
     /// at the level it asked for (see the trait docs). Progresses the context
     /// as needed.
     fn wait_all(&mut self) -> Result<(), Self::Error>;
+
+    /// The remote bytes `[start, end)` a PUT writes, in the target's
+    /// addressing (two operations to one target that may touch the same byte
+    /// must get overlapping ranges). `None` (the default): unknown, the PUT
+    /// counts as writing anywhere at its target. delivery-complete mode uses
+    /// it to wait out only the non-blocking PUTs a later PUT or GET overlaps.
+    fn put_range(&self, _op: &Self::Put) -> Option<(u64, u64)> {
+        None
+    }
+
+    /// The remote bytes `[start, end)` a GET reads (see
+    /// [`put_range`](Transport::put_range)).
+    fn get_range(&self, _op: &Self::Get) -> Option<(u64, u64)> {
+        None
+    }
 }

@@ -102,7 +102,7 @@ macro_rules! litmus_tests {
                 mp_am_split: MpAmSplit, mp_am_nb: MpAmNb, task_end: TaskEnd,
                 task_end_amo: TaskEndAmo, task_create: TaskCreate,
                 task_create_nb: TaskCreateNb, sb_atomic_split: SbAtomicSplit,
-                war_nb: WarNb, mp_unbound: MpUnbound);
+                war_nb: WarNb, mp_unbound: MpUnbound, window_nb: WindowNb);
         }
     )*};
     (@tests $($name:ident: $test:ident),*) => {

@@ -94,3 +94,21 @@ fn message_order_amos_rely_on_waw_at_their_own_target() {
         );
     }
 }
+
+#[test]
+fn delivery_complete_waits_out_only_overlapping_puts() {
+    // The negative control of the range shortcut (a non-blocking PUT is
+    // waited out only before a PUT or GET that may touch its bytes): blind
+    // to ranges, the second PUT to one word overtakes the first, and a GET
+    // reads around a PUT still in flight.
+    let blind = Litmus::new(Selector::weakened(
+        Mode::DeliveryComplete,
+        Some(mcm::Weakening::RangeBlind),
+    ));
+    for test in [LitmusTest::WawNb, LitmusTest::RawNb, LitmusTest::WindowNb] {
+        assert!(
+            !violating_seeds(blind, test).is_empty(),
+            "{test} should break when delivery-complete ignores overlaps"
+        );
+    }
+}

@@ -24,15 +24,29 @@
 //! context *settles*: one [`Transport::wait_all`], after which every operation
 //! posted so far is delivered and all marks are cleared. With blocking
 //! operations only, nothing is ever marked and this costs one emptiness test.
+//!
+//! Only what may touch the same bytes conflicts: a non-blocking PUT records
+//! the remote range it writes (where the transport knows it,
+//! [`Transport::put_range`]), and a later PUT or GET to its target settles
+//! only if its own range overlaps one in flight (or either is unknown). A
+//! window of non-blocking PUTs to disjoint parts of one locale then
+//! pipelines as the raw provider's does, instead of each waiting for the
+//! one before it (a data-race-free program cannot tell: another task sees
+//! them only after a synchronizing operation, which settles everything).
 
-use crate::force::{forcing, settle_reads, waits_for_source};
+use crate::force::{forcing, ranges_checked, settle_reads, waits_for_source};
 use crate::{AmoKind, Binding, Blocking, Locale, OpFlags, Transport};
 
 const DC: OpFlags = OpFlags::DELIVERY_COMPLETE;
 
-/// Waits out in-flight non-blocking PUTs to `target`, if any.
-fn settle_target<T: Transport, const W: u8>(tx: &mut T, target: Locale) -> Result<(), T::Error> {
-    if forcing(W) && tx.dangling().put_dangles(target) {
+/// Waits out in-flight non-blocking PUTs to `target` that may write some of
+/// the bytes `range` (`None`: any), if any.
+fn settle_target<T: Transport, const W: u8>(
+    tx: &mut T,
+    target: Locale,
+    range: Option<(u64, u64)>,
+) -> Result<(), T::Error> {
+    if forcing(W) && ranges_checked(W) && tx.dangling().put_overlaps(target, range) {
         tx.wait_all()?;
         tx.dangling().clear_all();
     }
@@ -63,14 +77,15 @@ pub(crate) fn put<T: Transport, const W: u8>(
     op: T::Put,
     blocking: Blocking,
 ) -> Result<(), T::Error> {
-    settle_target::<T, W>(tx, target)?;
+    let range = tx.put_range(&op);
+    settle_target::<T, W>(tx, target, range)?;
     settle_reads::<T, W>(tx, Some(target))?;
     tx.post_put(target, op, DC)?;
     match blocking {
         Blocking::Yes if waits_for_source(W) => wait_delivered(tx),
         Blocking::Yes => Ok(()),
         Blocking::No => {
-            tx.dangling().mark_put(target);
+            tx.dangling().mark_put_range(target, range);
             Ok(())
         }
     }
@@ -82,7 +97,8 @@ pub(crate) fn get<T: Transport, const W: u8>(
     op: T::Get,
     blocking: Blocking,
 ) -> Result<(), T::Error> {
-    settle_target::<T, W>(tx, target)?;
+    let range = tx.get_range(&op);
+    settle_target::<T, W>(tx, target, range)?;
     tx.post_get(target, op, DC)?;
     match blocking {
         Blocking::Yes => wait_delivered(tx),

@@ -126,11 +126,17 @@ pub enum LitmusTest {
     /// after use, as comm-ofi does for unbound threads). Forbidden: f == 1
     /// and d == 0.
     MpUnbound,
+    /// A window of non-blocking PUTs, then a flag: L0: `put_nb(a@L1, 1)`;
+    /// `put_nb(b@L1, 1)` (disjoint: delivery-complete does not wait between
+    /// them); `put_nb(a@L1, 2)` (overlaps the first: waits it out);
+    /// `f@L1.write(1)`. L1 meanwhile reads f, then a and b. Forbidden: f == 1
+    /// and (a, b) != (2, 1).
+    WindowNb,
 }
 
 impl LitmusTest {
     /// Every program.
-    pub const ALL: [LitmusTest; 19] = [
+    pub const ALL: [LitmusTest; 20] = [
         LitmusTest::PutSrc,
         LitmusTest::Raw,
         LitmusTest::RawNb,
@@ -150,6 +156,7 @@ impl LitmusTest {
         LitmusTest::SbAtomicSplit,
         LitmusTest::WarNb,
         LitmusTest::MpUnbound,
+        LitmusTest::WindowNb,
     ];
 
     /// The name used in LITMUS.md (plus a variant suffix).
@@ -174,6 +181,7 @@ impl LitmusTest {
             LitmusTest::SbAtomicSplit => "SB-atomic-split",
             LitmusTest::WarNb => "WAR-NB",
             LitmusTest::MpUnbound => "MP-unbound",
+            LitmusTest::WindowNb => "WINDOW-NB",
         }
     }
 
@@ -198,6 +206,7 @@ impl LitmusTest {
             LitmusTest::SbAtomicSplit => sb_atomic_split(litmus),
             LitmusTest::WarNb => war_nb(litmus),
             LitmusTest::MpUnbound => mp_unbound(litmus),
+            LitmusTest::WindowNb => window_nb(litmus),
         }
     }
 }
@@ -304,11 +313,21 @@ pub fn negative_control(mode: Mode, test: LitmusTest) -> NegativeControl {
             "the two stores leave on different contexts, never ordered: only forcing at release helps",
         ),
         (Dc, T::MpUnbound) => (false, "the blocking PUT waited for delivery"),
+        (Fence, T::WindowNb) => (
+            true,
+            "nothing orders the AMO after the PUTs: only the fence on the flag holds it behind them",
+        ),
+        (Order, T::WindowNb) => (false, "WAW ordering holds the PUTs and the AMO in order at their target"),
+        (Dc, T::WindowNb) => (
+            true,
+            "no ordering: only waiting out the first PUT before the overlapping third keeps a == 2",
+        ),
     };
     let weakening = match (mode, test) {
         (_, T::PutSrc) => Weakening::NoSourceWait,
         (_, T::WarNb) => Weakening::WarUnsettled,
         (Order, T::SbAtomicSplit) => Weakening::ReadAmoNoForce,
+        (Dc, T::WindowNb) => Weakening::RangeBlind,
         _ => Weakening::NoForcing,
     };
     NegativeControl {
@@ -431,6 +450,35 @@ fn mp_atomic(litmus: &Litmus, flag_locale: usize) -> Result<(), Violation> {
         match seen {
             None => Ok(()),
             Some(detail) => violation(test, detail),
+        }
+    })
+}
+
+fn window_nb(litmus: &Litmus) -> Result<(), Violation> {
+    const ONE: usize = 0;
+    const TWO: usize = 1;
+    const A: usize = 0;
+    const B: usize = 1;
+    const F: usize = 2;
+    let sel = litmus.selector;
+    on_fabric(litmus, 2, |fabric| {
+        let mut tx = fabric.context(0, Binding::Bound);
+        fabric.store(Addr::new(0, ONE), 1);
+        fabric.store(Addr::new(0, TWO), 2);
+        ok(sel.put(&mut tx, 1, SimPut { src: ONE, dst: A }, Blocking::No));
+        ok(sel.put(&mut tx, 1, SimPut { src: ONE, dst: B }, Blocking::No));
+        ok(sel.put(&mut tx, 1, SimPut { src: TWO, dst: A }, Blocking::No));
+        let flag = SimAmo::Write { word: F, value: 1 };
+        ok(sel.amo(&mut tx, 1, flag, flag.kind()));
+        let seen = fabric.quiesce_observing(|fabric| {
+            let f = fabric.load(Addr::new(1, F));
+            let a = fabric.load(Addr::new(1, A));
+            let b = fabric.load(Addr::new(1, B));
+            (f == 1 && (a, b) != (2, 1)).then(|| format!("L1 saw f == 1 then a == {a}, b == {b}"))
+        });
+        match seen {
+            None => Ok(()),
+            Some(detail) => violation(LitmusTest::WindowNb, detail),
         }
     })
 }

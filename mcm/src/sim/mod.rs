@@ -373,6 +373,15 @@ impl Transport for SimTxContext {
         self.post(target, Action::ProveAmo, flags)
     }
 
+    fn put_range(&self, op: &SimPut) -> Option<(u64, u64)> {
+        // One word at index `dst` of the target's memory.
+        Some((op.dst as u64, op.dst as u64 + 1))
+    }
+
+    fn get_range(&self, op: &SimGet) -> Option<(u64, u64)> {
+        Some((op.src as u64, op.src as u64 + 1))
+    }
+
     fn wait_all(&mut self) -> Result<(), SimError> {
         let shared = &self.shared;
         loop {
