@@ -25,8 +25,20 @@ mod nb;
 pub use crate::ofi::{FiAddr, LocalBuf, RemoteBuf};
 pub(crate) use nb::{chunks, NbTracker};
 
-/// Scratch words per context for atomic operands/results (registered memory).
-pub const SCRATCH_BYTES: usize = 64;
+/// Atomics of one batch of unordered AMOs that may be in flight together
+/// on a context (each with its own operand words and descriptors).
+pub const AMO_BATCH: usize = 16;
+
+/// Where batch slot 1 starts in the scratch area: words 0-3 are the
+/// context's own (operand, compare, result, order-dummy read) and 4-7 spare.
+const BATCH_SCRATCH: usize = 64;
+
+/// Words of one batch slot: operand, compare, result.
+const SLOT_BYTES: usize = 24;
+
+/// Scratch bytes per context for atomic operands/results (registered
+/// memory): the context's own words, then [`AMO_BATCH`] batch slots.
+pub const SCRATCH_BYTES: usize = BATCH_SCRATCH + AMO_BATCH * SLOT_BYTES;
 
 /// A transmit context.
 #[derive(Debug)]
@@ -78,6 +90,8 @@ pub struct TxContext {
     diag: Arc<crate::diag::CommDiagnostics>,
     /// Stable storage for one atomic's descriptors (see [`TxContext::atomic`]).
     amo_desc: Box<AtomicMsg>,
+    /// The same for the batch slots `1..=AMO_BATCH` (made at the first batch).
+    batch_desc: Vec<AtomicMsg>,
 }
 
 /// How a context reaches one locale.
@@ -115,6 +129,10 @@ pub struct NativeAmo {
     pub op: AmoOp,
     /// Plain, fetching or compare.
     pub form: AmoForm,
+    /// Whose operand words and descriptors: 0 the context's own (one atomic
+    /// at a time), `1..=AMO_BATCH` a slot of a batch of unordered AMOs in
+    /// flight together ([`TxContext::batch_operand`]).
+    pub slot: usize,
 }
 
 /// An AM send: a message in registered memory (where the provider needs it).
@@ -171,6 +189,7 @@ impl TxContext {
             cq_buf: Box::new([CqEntry::default(); 16]),
             serial,
             amo_desc: Box::default(),
+            batch_desc: Vec::new(),
             diag,
         }
     }
@@ -463,16 +482,61 @@ impl TxContext {
         form: AmoForm,
         flags: Flags,
     ) -> Result<()> {
+        self.atomic_in(0, remote, ty, op, form, flags)
+    }
+
+    /// The operand, compare and result words of `slot` (0: words 0-2).
+    fn slot_words(&self, slot: usize) -> *mut u8 {
+        assert!(slot <= AMO_BATCH, "atomic slot {slot} beyond {AMO_BATCH}");
+        match slot {
+            0 => self.scratch,
+            k => self
+                .scratch
+                .wrapping_add(BATCH_SCRATCH + (k - 1) * SLOT_BYTES),
+        }
+    }
+
+    /// The operand word of batch slot `slot` (`1..=AMO_BATCH`), for the
+    /// next batch of unordered AMOs; the caller posts the batch and waits
+    /// for it before writing a slot again.
+    pub fn batch_operand(&mut self, slot: usize) -> &mut [u8; 8] {
+        assert!((1..=AMO_BATCH).contains(&slot), "batch slot {slot}");
+        let p = self.slot_words(slot);
+        // SAFETY: p is the slot's 8-byte operand word inside this context's
+        // SCRATCH_BYTES of heap; no operation of the context is in flight on
+        // it while the caller holds &mut self between batches.
+        unsafe { &mut *(p as *mut [u8; 8]) }
+    }
+
+    /// [`TxContext::atomic`] with the words and descriptors of `slot`.
+    fn atomic_in(
+        &mut self,
+        slot: usize,
+        remote: RemoteBuf,
+        ty: AmoType,
+        op: AmoOp,
+        form: AmoForm,
+        flags: Flags,
+    ) -> Result<()> {
         // The descriptors live in the context, not on this stack frame:
         // some providers (udp;ofi_rxd in 1.17) keep pointers to the result
         // and compare iovs until the operation completes.
-        self.amo_desc
-            .prepare(remote, ty, op, self.scratch, self.desc);
-        let m: *mut AtomicMsg = &mut *self.amo_desc;
+        let words = self.slot_words(slot);
+        let m: *mut AtomicMsg = if slot == 0 {
+            &mut *self.amo_desc
+        } else {
+            if self.batch_desc.is_empty() {
+                self.batch_desc = (0..AMO_BATCH).map(|_| AtomicMsg::default()).collect();
+            }
+            &mut self.batch_desc[slot - 1]
+        };
+        // SAFETY: m points into this context's descriptor storage (a box or
+        // a vector made once and never resized), alive and unaliased here.
+        unsafe { (*m).prepare(remote, ty, op, words, self.desc) };
         self.post(form.call(), |ep| {
-            // SAFETY: m points into this context's boxed AtomicMsg, which
-            // stays put and untouched until the op completes (callers wait
-            // before posting the next atomic); scratch is registered heap.
+            // SAFETY: m points into this context's AtomicMsg of the slot,
+            // which stays put and untouched until the op completes (callers
+            // wait before reusing a slot); scratch is registered heap.
             unsafe { ep.atomic_msg(form, &mut *m, flags) }
         })
     }
@@ -612,7 +676,7 @@ impl Transport for TxContext {
             // costs nothing and a window of them pipelines. Ordering and
             // visibility are an atomic's (the policy still marks the
             // target and proves it at the next boundary).
-            let operand = self.scratch as *const u8;
+            let operand = self.slot_words(op.slot) as *const u8;
             return self.post_counted(
                 "fi_inject_atomic",
                 false,
@@ -625,7 +689,7 @@ impl Transport for TxContext {
                 |_| {},
             );
         }
-        self.atomic(op.remote, op.ty, op.op, form, ofi_flags(flags))
+        self.atomic_in(op.slot, op.remote, op.ty, op.op, form, ofi_flags(flags))
     }
 
     fn post_send(&mut self, target: usize, op: SendOp, flags: OpFlags) -> Result<()> {

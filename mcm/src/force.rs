@@ -28,6 +28,15 @@ pub(crate) const WAR_UNSETTLED: u8 = 8;
 /// of the same bytes (the negative control of the range shortcut).
 pub(crate) const RANGE_BLIND: u8 = 16;
 
+/// Weakening bit: delivery-complete posts a batch of unordered AMOs and
+/// neither waits for it nor marks it.
+pub(crate) const BATCH_UNWAITED: u8 = 32;
+
+/// Whether delivery-complete waits for a batch of unordered AMOs.
+pub(crate) const fn batch_waited(w: u8) -> bool {
+    w & BATCH_UNWAITED == 0
+}
+
 /// Whether delivery-complete compares ranges honestly (see [`RANGE_BLIND`]).
 pub(crate) const fn ranges_checked(w: u8) -> bool {
     w & RANGE_BLIND == 0

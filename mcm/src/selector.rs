@@ -8,7 +8,9 @@
 
 use std::fmt;
 
-use crate::force::{NO_FORCING, NO_SOURCE_WAIT, RANGE_BLIND, READ_AMO_NO_FORCE, WAR_UNSETTLED};
+use crate::force::{
+    BATCH_UNWAITED, NO_FORCING, NO_SOURCE_WAIT, RANGE_BLIND, READ_AMO_NO_FORCE, WAR_UNSETTLED,
+};
 use crate::mode::{dc, fence, order};
 use crate::{AmoKind, Blocking, Locale, Mode, Transport};
 
@@ -23,6 +25,15 @@ pub type GetFn<T> =
 /// completed locally (a fetching AMO's result has arrived).
 pub type AmoFn<T> =
     fn(&mut T, Locale, <T as Transport>::Amo, AmoKind) -> Result<(), <T as Transport>::Error>;
+/// An implementor of a batch of *unordered* non-fetching native AMOs (the
+/// task's buffered `*_unordered` atomics at its fence): unordered among
+/// themselves by the API's contract, so they may be in flight together.
+/// Returns once they are as visible as the mode's ordered non-fetching AMOs
+/// would be (delivery-complete: delivered).
+pub type AmoBatchFn<T> = fn(
+    &mut T,
+    &mut dyn Iterator<Item = (Locale, <T as Transport>::Amo)>,
+) -> Result<(), <T as Transport>::Error>;
 /// An AM-send implementor. Returns once the send has completed locally; the
 /// handler's 'done' is the generic layer's business.
 pub type SendFn<T> =
@@ -94,11 +105,14 @@ pub enum Weakening {
     /// this crate's policy, like the first four: the negative control of the
     /// range check that lets disjoint non-blocking PUTs pipeline).
     RangeBlind,
+    /// delivery-complete: a batch of unordered AMOs is posted and not waited
+    /// for, nor marked (the negative control of the batch's one wait).
+    BatchUnwaited,
 }
 
 impl Weakening {
     /// Every weakening, in the order of the list above.
-    pub const ALL: [Weakening; 12] = [
+    pub const ALL: [Weakening; 13] = [
         Weakening::NoForcing,
         Weakening::NoSourceWait,
         Weakening::ReadAmoNoForce,
@@ -111,6 +125,7 @@ impl Weakening {
         Weakening::P2pReadNoForce,
         Weakening::MappedUnordered,
         Weakening::RangeBlind,
+        Weakening::BatchUnwaited,
     ];
 
     /// The `PGAS_MCM_WEAKEN` spelling.
@@ -128,6 +143,7 @@ impl Weakening {
             Weakening::P2pReadNoForce => "p2p-read-no-force",
             Weakening::MappedUnordered => "mapped-unordered",
             Weakening::RangeBlind => "range-blind",
+            Weakening::BatchUnwaited => "batch-unwaited",
         }
     }
 
@@ -145,6 +161,7 @@ impl Weakening {
             Weakening::ReadAmoNoForce => READ_AMO_NO_FORCE,
             Weakening::WarUnsettled => WAR_UNSETTLED,
             Weakening::RangeBlind => RANGE_BLIND,
+            Weakening::BatchUnwaited => BATCH_UNWAITED,
             _ => 0,
         }
     }
@@ -160,6 +177,7 @@ pub struct Selector<T: Transport> {
     put: PutFn<T>,
     get: GetFn<T>,
     amo: AmoFn<T>,
+    amo_batch: AmoBatchFn<T>,
     send: SendFn<T>,
     force_visible: ForceVisibleFn<T>,
     release: ReleaseFn<T>,
@@ -207,6 +225,7 @@ impl<T: Transport> Selector<T> {
             Some(READ_AMO_NO_FORCE) => Self::build::<READ_AMO_NO_FORCE>(mode, weakening),
             Some(WAR_UNSETTLED) => Self::build::<WAR_UNSETTLED>(mode, weakening),
             Some(RANGE_BLIND) => Self::build::<RANGE_BLIND>(mode, weakening),
+            Some(BATCH_UNWAITED) => Self::build::<BATCH_UNWAITED>(mode, weakening),
             Some(_) => Self::build::<0>(mode, weakening),
         }
     }
@@ -227,6 +246,7 @@ impl<T: Transport> Selector<T> {
                 put: fence::put::<T, W>,
                 get: fence::get::<T, W>,
                 amo: fence::amo::<T, W>,
+                amo_batch: fence::amo_batch::<T, W>,
                 send: fence::send::<T, W>,
                 force_visible: fence::force_visible::<T, W>,
                 release: fence::release::<T, W>,
@@ -237,6 +257,7 @@ impl<T: Transport> Selector<T> {
                 put: order::put::<T, W>,
                 get: order::get::<T, W>,
                 amo: order::amo::<T, W>,
+                amo_batch: order::amo_batch::<T, W>,
                 send: order::send::<T, W>,
                 force_visible: order::force_visible::<T, W>,
                 release: order::release::<T, W>,
@@ -247,6 +268,7 @@ impl<T: Transport> Selector<T> {
                 put: dc::put::<T, W>,
                 get: dc::get::<T, W>,
                 amo: dc::amo::<T, W>,
+                amo_batch: dc::amo_batch::<T, W>,
                 send: dc::send::<T, W>,
                 force_visible: dc::force_visible::<T, W>,
                 release: dc::release::<T, W>,
@@ -302,6 +324,18 @@ impl<T: Transport> Selector<T> {
         kind: AmoKind,
     ) -> Result<(), T::Error> {
         (self.amo)(tx, target, op, kind)
+    }
+
+    /// A batch of unordered non-fetching native AMOs ([`AmoBatchFn`]): the
+    /// caller gives each its own operand storage, since they may be in
+    /// flight together.
+    #[inline]
+    pub fn amo_batch(
+        &self,
+        tx: &mut T,
+        ops: &mut dyn Iterator<Item = (Locale, T::Amo)>,
+    ) -> Result<(), T::Error> {
+        (self.amo_batch)(tx, ops)
     }
 
     /// AM send `op` to `target` (on-statement, AM-mediated RMA or AMO);

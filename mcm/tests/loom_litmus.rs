@@ -102,7 +102,8 @@ macro_rules! litmus_tests {
                 mp_am_split: MpAmSplit, mp_am_nb: MpAmNb, task_end: TaskEnd,
                 task_end_amo: TaskEndAmo, task_create: TaskCreate,
                 task_create_nb: TaskCreateNb, sb_atomic_split: SbAtomicSplit,
-                war_nb: WarNb, mp_unbound: MpUnbound, window_nb: WindowNb);
+                war_nb: WarNb, mp_unbound: MpUnbound, window_nb: WindowNb,
+                batch_split: BatchSplit);
         }
     )*};
     (@tests $($name:ident: $test:ident),*) => {

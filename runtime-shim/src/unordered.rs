@@ -8,8 +8,10 @@
 //! worst, some of a task below it early, which unordered semantics allow.
 //!
 //! A flush issues every buffered PUT and GET non-blocking and waits for all
-//! of them, then the atomics: one after the other where the provider does
-//! them natively, otherwise one active message per target locale carrying
+//! of them, then the atomics: in batches that may be in flight together
+//! where the provider does them natively (`Comm::amo_unordered_native`:
+//! in delivery-complete mode one wait per batch, not per atomic),
+//! otherwise one active message per target locale carrying
 //! all of that locale's atomics (applied there with CPU atomics by the
 //! handler). When it returns, every buffered operation is complete and its
 //! effect visible to the caller's next ordered operation.
@@ -156,8 +158,10 @@ pub(crate) fn flush(comm: &Comm, am: &Am, amo_batch: FnId) -> Result<()> {
             first_err.get_or_insert(e.into());
         }
     }
-    for (target, ty, op, operand) in native {
-        if let Err(e) = comm.amo(target, ty, op, operand, 0, false) {
+    // Native ones in batches that may be in flight together (one wait per
+    // batch in delivery-complete mode instead of one per atomic).
+    if !native.is_empty() {
+        if let Err(e) = comm.amo_unordered_native(&native) {
             first_err.get_or_insert(e.into());
         }
     }

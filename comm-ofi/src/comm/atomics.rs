@@ -6,7 +6,7 @@ use super::*;
 use crate::am_seam::{AmoReply, AmoRequest, PostponedAmo};
 use crate::amo::{AmoForm, AmoOp, AmoType};
 use crate::atomics::{check_aligned, check_op, policy_kind, AmoRoute, Settle};
-use crate::ctx::{NativeAmo, RemoteBuf};
+use crate::ctx::{NativeAmo, RemoteBuf, AMO_BATCH};
 use mcm::Weakening;
 
 impl Comm {
@@ -157,6 +157,7 @@ impl Comm {
                 ty,
                 op,
                 form,
+                slot: 0,
             };
             self.selector
                 .amo(ctx, owner, atomic, policy_kind(op, fetch))
@@ -170,6 +171,57 @@ impl Comm {
                 u64::from_le_bytes(out)
             })
         })
+    }
+
+    /// Unordered non-fetching atomics on words whose type goes natively
+    /// (the runtime's buffered `*_unordered` atomics at the task's fence):
+    /// validated first, then posted in batches of [`AMO_BATCH`] that may be
+    /// in flight together ([`mcm::Selector::amo_batch`]); on return each is
+    /// as visible as after [`Comm::amo`] without fetch (delivery-complete:
+    /// delivered; the other modes: proved at the next boundary).
+    pub fn amo_unordered_native(&self, ops: &[(GlobalAddr, AmoType, AmoOp, u64)]) -> Result<()> {
+        let mut checked = Vec::with_capacity(ops.len());
+        for &(target, ty, op, operand) in ops {
+            if self.amo_route(ty) != AmoRoute::Native {
+                return Err(Error::Unsupported(format!(
+                    "an unordered native batch got {ty:?}, whose atomics go by the CPU route"
+                )));
+            }
+            let remote = self.atomic_remote(target, ty)?;
+            check_op(ty, op)?;
+            if op == AmoOp::Read || op == AmoOp::CompareSwap {
+                return Err(Error::Unsupported(format!(
+                    "{op:?} fetches: it has no unordered form"
+                )));
+            }
+            checked.push((target.locale, remote, ty, op, operand));
+        }
+        for chunk in checked.chunks(AMO_BATCH) {
+            self.diag.add(Counter::AmoNative, chunk.len() as u64);
+            self.with_ctx_settled(Settle::All, |ctx| {
+                for (k, &(_, _, _, _, operand)) in chunk.iter().enumerate() {
+                    *ctx.batch_operand(k + 1) = operand.to_le_bytes();
+                }
+                let mut posts = chunk
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &(owner, remote, ty, op, _))| {
+                        let atomic = NativeAmo {
+                            remote,
+                            ty,
+                            op,
+                            form: AmoForm::Plain,
+                            slot: k + 1,
+                        };
+                        (owner, atomic)
+                    });
+                let first = chunk.first().map_or(self.me, |c| c.0);
+                self.selector
+                    .amo_batch(ctx, &mut posts)
+                    .map_err(crate::error::peer_err("unordered atomic", 0, first))
+            })?;
+        }
+        Ok(())
     }
 
     /// A CPU atomic on a word this locale reaches with the CPU (its own, or

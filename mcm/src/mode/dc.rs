@@ -10,6 +10,7 @@
 //! | PUT | write (DC), wait; non-blocking: mark `put[target]` instead of waiting |
 //! | GET | read (DC), wait; non-blocking: mark `read[target]` |
 //! | AMO | AMO (DC), wait |
+//! | unordered AMO batch | post every AMO (DC), one wait for all |
 //! | AM send | send (DC), wait |
 //! | boundary | nothing, unless a non-blocking PUT or GET is still in flight |
 //!
@@ -34,7 +35,7 @@
 //! one before it (a data-race-free program cannot tell: another task sees
 //! them only after a synchronizing operation, which settles everything).
 
-use crate::force::{forcing, ranges_checked, settle_reads, waits_for_source};
+use crate::force::{batch_waited, forcing, ranges_checked, settle_reads, waits_for_source};
 use crate::{AmoKind, Binding, Blocking, Locale, OpFlags, Transport};
 
 const DC: OpFlags = OpFlags::DELIVERY_COMPLETE;
@@ -118,6 +119,30 @@ pub(crate) fn amo<T: Transport, const W: u8>(
     settle_all::<T, W>(tx)?;
     tx.post_amo(target, op, DC)?;
     wait_delivered(tx)
+}
+
+/// A batch of unordered AMOs: unordered among themselves by contract, so
+/// all are posted (delivery-complete) and then waited for together, one
+/// wait instead of one per AMO; afterwards every one is delivered, as after
+/// the same AMOs done one by one.
+pub(crate) fn amo_batch<T: Transport, const W: u8>(
+    tx: &mut T,
+    ops: &mut dyn Iterator<Item = (Locale, T::Amo)>,
+) -> Result<(), T::Error> {
+    settle_all::<T, W>(tx)?;
+    let mut posted = Ok(());
+    for (target, op) in ops {
+        posted = tx.post_amo(target, op, DC);
+        if posted.is_err() {
+            break;
+        }
+    }
+    if !batch_waited(W) {
+        return posted;
+    }
+    // The ones posted are waited for even if a later one failed.
+    let waited = wait_delivered(tx);
+    posted.and(waited)
 }
 
 pub(crate) fn send<T: Transport, const W: u8>(

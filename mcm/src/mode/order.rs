@@ -98,6 +98,19 @@ pub(crate) fn amo<T: Transport, const W: u8>(
     Ok(())
 }
 
+/// A batch of unordered AMOs: each as an ordered non-fetching AMO (they
+/// are posted without waiting for local completion where the transport
+/// injects them, and proved at the next boundary).
+pub(crate) fn amo_batch<T: Transport, const W: u8>(
+    tx: &mut T,
+    ops: &mut dyn Iterator<Item = (Locale, T::Amo)>,
+) -> Result<(), T::Error> {
+    for (target, op) in ops {
+        amo::<T, W>(tx, target, op, AmoKind::Update)?;
+    }
+    Ok(())
+}
+
 pub(crate) fn send<T: Transport, const W: u8>(
     tx: &mut T,
     target: Locale,

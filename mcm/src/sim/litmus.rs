@@ -132,11 +132,15 @@ pub enum LitmusTest {
     /// `f@L1.write(1)`. L1 meanwhile reads f, then a and b. Forbidden: f == 1
     /// and (a, b) != (2, 1).
     WindowNb,
+    /// L0: a batch of unordered adds `b@L1 += 1`, `a@L1 += 1`
+    /// ([`Selector::amo_batch`](crate::Selector::amo_batch)), then
+    /// `on L2 { r = a@L1 }`. Forbidden: r == 0.
+    BatchSplit,
 }
 
 impl LitmusTest {
     /// Every program.
-    pub const ALL: [LitmusTest; 20] = [
+    pub const ALL: [LitmusTest; 21] = [
         LitmusTest::PutSrc,
         LitmusTest::Raw,
         LitmusTest::RawNb,
@@ -157,6 +161,7 @@ impl LitmusTest {
         LitmusTest::WarNb,
         LitmusTest::MpUnbound,
         LitmusTest::WindowNb,
+        LitmusTest::BatchSplit,
     ];
 
     /// The name used in LITMUS.md (plus a variant suffix).
@@ -182,6 +187,7 @@ impl LitmusTest {
             LitmusTest::WarNb => "WAR-NB",
             LitmusTest::MpUnbound => "MP-unbound",
             LitmusTest::WindowNb => "WINDOW-NB",
+            LitmusTest::BatchSplit => "BATCH-split",
         }
     }
 
@@ -207,6 +213,7 @@ impl LitmusTest {
             LitmusTest::WarNb => war_nb(litmus),
             LitmusTest::MpUnbound => mp_unbound(litmus),
             LitmusTest::WindowNb => window_nb(litmus),
+            LitmusTest::BatchSplit => batch_split(litmus),
         }
     }
 }
@@ -317,6 +324,11 @@ pub fn negative_control(mode: Mode, test: LitmusTest) -> NegativeControl {
             true,
             "nothing orders the AMO after the PUTs: only the fence on the flag holds it behind them",
         ),
+        (Fence | Order, T::BatchSplit) => (
+            true,
+            "a non-fetching AMO completes before it lands and different targets are never ordered: only the proof before the send helps",
+        ),
+        (Dc, T::BatchSplit) => (true, "no ordering: only the batch's wait keeps the on-statement behind the adds"),
         (Order, T::WindowNb) => (false, "WAW ordering holds the PUTs and the AMO in order at their target"),
         (Dc, T::WindowNb) => (
             true,
@@ -328,6 +340,7 @@ pub fn negative_control(mode: Mode, test: LitmusTest) -> NegativeControl {
         (_, T::WarNb) => Weakening::WarUnsettled,
         (Order, T::SbAtomicSplit) => Weakening::ReadAmoNoForce,
         (Dc, T::WindowNb) => Weakening::RangeBlind,
+        (Dc, T::BatchSplit) => Weakening::BatchUnwaited,
         _ => Weakening::NoForcing,
     };
     NegativeControl {
@@ -479,6 +492,31 @@ fn window_nb(litmus: &Litmus) -> Result<(), Violation> {
         match seen {
             None => Ok(()),
             Some(detail) => violation(LitmusTest::WindowNb, detail),
+        }
+    })
+}
+
+fn batch_split(litmus: &Litmus) -> Result<(), Violation> {
+    const A: usize = 0;
+    const B: usize = 1;
+    const R: usize = 0;
+    let sel = litmus.selector;
+    on_fabric(litmus, 3, |fabric| {
+        let mut tx = fabric.context(0, Binding::Bound);
+        let adds = [
+            (1, SimAmo::Add { word: B, value: 1 }),
+            (1, SimAmo::Add { word: A, value: 1 }),
+        ];
+        ok(sel.amo_batch(&mut tx, &mut adds.into_iter()));
+        let on_body = SimSend::CopyWord {
+            from: Addr::new(1, A),
+            to: R,
+        };
+        ok(sel.send(&mut tx, 2, on_body));
+        fabric.quiesce();
+        match fabric.load(Addr::new(2, R)) {
+            1 => Ok(()),
+            r => violation(LitmusTest::BatchSplit, format!("the on-body read a == {r}")),
         }
     })
 }
