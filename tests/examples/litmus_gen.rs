@@ -341,6 +341,10 @@ fn run_thread(rt: &'static Runtime, pi: usize, t: u8, it: u64) -> R<Regs> {
                 regs.push((r, decode_word(v, it)));
             }
             Step::AAdd { w } => rt.atomic(atomic_ptr(p, w)?).add(1).map_err(e("add"))?,
+            Step::AAddUnordered { w } => rt
+                .atomic(atomic_ptr(p, w)?)
+                .add_unordered(1)
+                .map_err(e("add_unordered"))?,
             Step::ACas { w, expect, new, r } => {
                 let old = match rt
                     .atomic(atomic_ptr(p, w)?)

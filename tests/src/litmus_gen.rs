@@ -108,6 +108,11 @@ pub enum Step {
     AFetchAdd { w: u8, r: u8 },
     /// `w.add(1)` (non-fetching).
     AAdd { w: u8 },
+    /// `w.add_unordered(1)`: buffered, done by the thread's next fence or
+    /// task end. The generator always follows it (before any other step
+    /// touching `w`) by a [`Step::Fence`] or the end of a task, so the
+    /// oracle takes it at its issue point.
+    AAddUnordered { w: u8 },
     /// `r = w.compare_exchange(expect, new)` (r = the old value).
     ACas { w: u8, expect: u8, new: u8, r: u8 },
     /// Waits until the atomic `w` holds `v` (reading it atomically).
@@ -321,6 +326,7 @@ impl Program {
             Step::ARead { w, r } => format!("r{r}={}.read()", self.w(w)),
             Step::AFetchAdd { w, r } => format!("r{r}={}.fetch_add(1)", self.w(w)),
             Step::AAdd { w } => format!("{}.add(1)", self.w(w)),
+            Step::AAddUnordered { w } => format!("{}.add_unordered(1)", self.w(w)),
             Step::ACas { w, expect, new, r } => {
                 format!("r{r}={}.cas({expect},{new})", self.w(w))
             }
@@ -436,7 +442,7 @@ impl<'a> Oracle<'a> {
                     Step::AWrite { w, v } => (vec![Act::Write(w, v)], vec![None]),
                     Step::ARead { w, r } => (vec![Act::Read(w, r)], vec![None]),
                     Step::AFetchAdd { w, r } => (vec![Act::FetchAdd(w, r)], vec![None]),
-                    Step::AAdd { w } => (vec![Act::Add(w)], vec![None]),
+                    Step::AAdd { w } | Step::AAddUnordered { w } => (vec![Act::Add(w)], vec![None]),
                     Step::ACas { w, expect, new, r } => {
                         (vec![Act::Cas(w, expect, new, r)], vec![None])
                     }
@@ -806,6 +812,7 @@ pub fn generate() -> Vec<Program> {
     sb(&mut out);
     unbound_amo(&mut out);
     amo_window(&mut out);
+    unordered_add(&mut out);
     coherence_amo(&mut out);
     sb_local(&mut out);
     mp_static(&mut out);
@@ -1263,6 +1270,42 @@ fn amo_window(out: &mut Vec<Program>) {
         b.push(t1, Step::Await { w: f, v: 1 });
         read_data(&mut b, t1, d, DataRead::Get);
         out.push(b.build("AMO-WINDOW", Size::Eight, false));
+    }
+}
+
+/// Unordered adds (flushed in batches that may be in flight together):
+/// from a bound task, `add_unordered` to two words, made visible by the
+/// task's `fence` or by its end (a child task joined by its parent), then
+/// an atomic flag; the reader waits for the flag and reads both words.
+/// Words on one locale or two, the flag at the words' locale or another.
+fn unordered_add(out: &mut Vec<Program>) {
+    for (ah, bh, fh) in [(1u8, 1u8, 1u8), (1, 2, 1), (1, 1, 2)] {
+        for by_task_end in [false, true] {
+            let mut b = B::new();
+            let a = b.word(ah, true);
+            let w2 = b.word(bh, true);
+            let f = b.word(fh, true);
+            let t0 = b.thread(0, ThreadKind::Task);
+            let t1 = b.thread(3, ThreadKind::Task);
+            if by_task_end {
+                let c = b.thread(0, ThreadKind::Child);
+                b.push(c, Step::AAddUnordered { w: a });
+                b.push(c, Step::AAddUnordered { w: w2 });
+                b.push(t0, Step::Begin { child: c });
+                b.push(t0, Step::Join { child: c });
+            } else {
+                b.push(t0, Step::AAddUnordered { w: a });
+                b.push(t0, Step::AAddUnordered { w: w2 });
+                b.push(t0, Step::Fence);
+            }
+            b.push(t0, Step::AWrite { w: f, v: 1 });
+            b.push(t1, Step::Await { w: f, v: 1 });
+            let r = b.reg();
+            b.push(t1, Step::ARead { w: a, r });
+            let r = b.reg();
+            b.push(t1, Step::ARead { w: w2, r });
+            out.push(b.build("UNORDERED-ADD", Size::Eight, false));
+        }
     }
 }
 
