@@ -188,7 +188,7 @@ impl Ours {
                 self.env
                     .rt
                     .spawn(move || run(&env, subject, op, b))?
-                    .join()?
+                    .join_on_worker()?
             }
             Subject::Raw => Err("the floor is measured by Raw".into()),
         }

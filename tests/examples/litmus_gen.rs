@@ -563,8 +563,9 @@ fn iteration(rt: &'static Runtime, pi: usize, it: u64) -> R<Vec<(String, u8)>> {
         regs.extend(run_thread(rt, pi, t, it)?);
         rt.task_end_hook().map_err(e("task end (main)"))?;
     }
+    // Top-level tasks run on workers (their kind), never on this thread.
     for h in tasks {
-        regs.extend(h.join().map_err(e("join"))??);
+        regs.extend(h.join_on_worker().map_err(e("join"))??);
     }
     for h in foreign {
         regs.extend(

@@ -12,6 +12,7 @@
 //! | PUT | settle a pending non-blocking GET of the target; fenced if an AMO dangles at the target; mark `put[target]` |
 //! | GET | fenced if a PUT or AMO dangles at the target; once done, the fence made the PUTs visible: clear `put[target]`; non-blocking: mark `read[target]` |
 //! | AMO | (writing: settle every pending GET); force visible every other target; fenced if a PUT dangles at the target (or, for a fetching AMO, an AMO dangles there); wait; non-fetching: mark `amo[target]` (bound) or prove it visible now (unbound) |
+//! | unordered AMO batch | each as a non-fetching AMO above |
 //! | AM send | settle every pending GET; force visible every other target; fenced if anything dangles at its target; wait |
 //! | boundary | force visible every target: fenced order GET (PUTs only) or fenced proof (an AMO dangles), all posted, one wait; settle pending GETs |
 //!

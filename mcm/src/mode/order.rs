@@ -11,6 +11,7 @@
 //! | PUT | settle a pending non-blocking GET of the target; write; mark `put[target]` |
 //! | GET | read; once done, RAW put it behind the earlier PUTs: clear `put[target]`; non-blocking: mark `read[target]` |
 //! | AMO | every AMO, reading ones too, first forces every *other* target visible (RAW/WAW order it behind its own target's PUTs and AMOs; a writing one settles every pending GET); wait; fetching: clear `put[target]`; non-fetching: mark `amo[target]` (bound) or prove it visible now (unbound) |
+//! | unordered AMO batch | each as a non-fetching AMO above |
 //! | AM send | settle every pending GET; force every target visible (SAW then orders the AM behind them); wait |
 //! | boundary | force visible every target: order GET (PUTs only) or proof (an AMO dangles), all posted, one wait; settle pending GETs |
 //!

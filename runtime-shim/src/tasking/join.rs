@@ -163,13 +163,21 @@ impl<T> TaskHandle<T> {
     /// see `crate::lock`), where the thread must not run other tasks, and
     /// not with `PGAS_JOIN_RUNS_QUEUED=0`.
     pub fn join(self) -> Result<T> {
-        let s = &self.state;
         if self.pool.join_runs_queued && NO_HELP.with(|c| c.get()) == 0 {
             let body = self.claim.lock().take();
             if let Some(body) = body {
                 self.pool.run_claimed(body);
             }
         }
+        self.join_on_worker()
+    }
+
+    /// [`TaskHandle::join`] that never runs the task on the calling thread:
+    /// a worker does (or a waiting task helping). For callers that mean "in
+    /// a task on a worker", whose transmit context and helping differ from
+    /// the joiner's: measurements and tests of the worker's path.
+    pub fn join_on_worker(self) -> Result<T> {
+        let s = &self.state;
         self.pool
             .wait_until_or_woken(|| s.done.load(Ordering::Acquire), Some(&s.joiners));
         s.result

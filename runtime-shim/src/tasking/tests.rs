@@ -321,6 +321,16 @@ fn join_runs_a_queued_task_on_the_joining_thread() {
     assert!(on_worker, "a no-help scope does not run the task");
     freer.join().unwrap();
     busy.join().unwrap();
+    // join_on_worker never runs it here either.
+    let (release, busy) = occupy(&p);
+    let h = p.spawn(move || std::thread::current().id() != me).unwrap();
+    let freer = set_later(&release);
+    assert!(
+        h.join_on_worker().unwrap(),
+        "join_on_worker leaves it to the worker"
+    );
+    freer.join().unwrap();
+    busy.join().unwrap();
     assert_eq!(p.stats().inlined, 1, "{:?}", p.stats());
     while !p.idle() {
         std::thread::yield_now();
