@@ -27,17 +27,23 @@ pub fn put_loop(comm: &Comm, target: GlobalAddr, src: &[u8], n: u64) -> Res<()> 
 pub fn put_main(args: &[String]) -> Res<()> {
     let n: u64 = args
         .first()
-        .ok_or("usage: study callgrind-put N")?
+        .ok_or("usage: study callgrind-put N [BYTES]")?
         .parse()?;
+    // The PUT size (8 by default; larger ones for profiling bulk PUTs).
+    let size: usize = match args.get(1) {
+        Some(s) => s.parse()?,
+        None => 8,
+    };
     let comm = Comm::init()?;
-    let word = comm.alloc(64, 64)?;
-    let src = comm.alloc(64, 64)?;
+    let word = comm.alloc(size.max(64), 64)?;
+    let src = comm.alloc(size.max(64), 64)?;
     comm.barrier()?;
     if comm.here() == 0 {
         comm.bind_worker(0)?;
         let target = comm.symmetric(word, 1)?;
-        // SAFETY: `src` is our own fresh heap allocation of 64 bytes.
-        let buf = unsafe { crate::ours::heap_slice(src, 8) };
+        // SAFETY: `src` is our own fresh heap allocation of `size` bytes
+        // (at least).
+        let buf = unsafe { crate::ours::heap_slice(src, size) };
         // Warm-up outside the collected loop (first-touch, connection set-up).
         for _ in 0..16 {
             comm.put(target, buf)?;

@@ -465,8 +465,11 @@ fn tasks(rt: &'static Runtime) -> R {
         .map_err(e)?;
     check!(c == 300, "chain of 300 tasks = {c}");
     let after = rt.pool_stats();
+    // A waiting task runs its own child if no worker took it yet (a join
+    // runs a queued task, PGAS_JOIN_RUNS_QUEUED) or other ready tasks
+    // (helping): either way the tree completes on few workers.
     check!(
-        after.helped > before.helped,
+        after.helped + after.inlined > before.helped + before.inlined,
         "waiting tasks never ran other tasks: {after:?}"
     );
     // sync { begin { begin ... } }: nested begins in one scope.
