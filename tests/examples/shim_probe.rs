@@ -571,11 +571,12 @@ fn tasks(rt: &'static Runtime) -> R {
     if me == 0 {
         let s = rt.pool_stats();
         println!(
-            "shim_probe tasks: {} workers, {} tasks run, {} run by waiting tasks, {} stolen",
+            "shim_probe tasks: {} workers, {} tasks run, {} run by waiting tasks, {} stolen, {} run by their joiner",
             rt.num_workers(),
             s.run,
             s.helped,
-            s.stolen
+            s.stolen,
+            s.inlined
         );
     }
     Ok(())

@@ -76,20 +76,44 @@ fn everything_on_shm_with_one_worker() {
         "{a}"
     );
     // With one worker, the task tree and the chain could only finish by
-    // running tasks on waiting threads.
+    // running tasks on waiting threads: other ready tasks (helping) or the
+    // awaited task itself (a join runs a task no worker took yet).
     let t = line(&r, "shim_probe tasks: ");
-    let helped: u64 = t
-        .split(", ")
-        .find_map(|p| p.strip_suffix(" run by waiting tasks"))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("cannot read the helped count: {t}"));
-    assert!(helped > 100, "{t}");
+    let count = |suffix: &str| -> u64 {
+        t.split(", ")
+            .find_map(|p| p.strip_suffix(suffix))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("cannot read {suffix:?}: {t}"))
+    };
+    let helped = count(" run by waiting tasks");
+    let inlined = count(" run by their joiner");
+    assert!(helped + inlined > 100, "{t}");
     // Every bad input was reported with a message.
     assert!(
         r.stdout.matches("shim_probe bad: ").count() >= 14,
         "{}",
         r.stdout
     );
+}
+
+#[test]
+fn waiting_tasks_help_when_joins_do_not_run_queued_tasks() {
+    // PGAS_JOIN_RUNS_QUEUED=0: a join leaves its task to the worker, so with
+    // one worker the tree and the chain finish only by helping.
+    let r = probe(
+        2,
+        "shm",
+        &["tasks"],
+        &[("PGAS_NUM_WORKERS", "1"), ("PGAS_JOIN_RUNS_QUEUED", "0")],
+    );
+    let t = line(&r, "shim_probe tasks: ");
+    assert!(t.ends_with(", 0 run by their joiner"), "{t}");
+    let helped: u64 = t
+        .split(", ")
+        .find_map(|p| p.strip_suffix(" run by waiting tasks"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("cannot read the helped count: {t}"));
+    assert!(helped > 100, "{t}");
 }
 
 #[test]
