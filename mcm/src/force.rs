@@ -188,3 +188,18 @@ pub(crate) fn target<T: Transport>(
     tx.dangling().clear_target(target);
     Ok(())
 }
+
+/// A batch of unordered AMOs in the two ordering modes: each as an ordered
+/// non-fetching AMO by the mode's `amo` (posted without waiting for local
+/// completion where the transport injects them, proved at the next
+/// boundary).
+pub(crate) fn amo_batch_each<T: Transport>(
+    tx: &mut T,
+    ops: &mut dyn Iterator<Item = (Locale, T::Amo)>,
+    amo: fn(&mut T, Locale, T::Amo, crate::AmoKind) -> Result<(), T::Error>,
+) -> Result<(), T::Error> {
+    for (target, op) in ops {
+        amo(tx, target, op, crate::AmoKind::Update)?;
+    }
+    Ok(())
+}

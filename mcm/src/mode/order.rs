@@ -99,17 +99,12 @@ pub(crate) fn amo<T: Transport, const W: u8>(
     Ok(())
 }
 
-/// A batch of unordered AMOs: each as an ordered non-fetching AMO (they
-/// are posted without waiting for local completion where the transport
-/// injects them, and proved at the next boundary).
+/// A batch of unordered AMOs: each as an ordered non-fetching AMO.
 pub(crate) fn amo_batch<T: Transport, const W: u8>(
     tx: &mut T,
     ops: &mut dyn Iterator<Item = (Locale, T::Amo)>,
 ) -> Result<(), T::Error> {
-    for (target, op) in ops {
-        amo::<T, W>(tx, target, op, AmoKind::Update)?;
-    }
-    Ok(())
+    force::amo_batch_each(tx, ops, amo::<T, W>)
 }
 
 pub(crate) fn send<T: Transport, const W: u8>(
