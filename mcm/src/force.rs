@@ -189,6 +189,15 @@ pub(crate) fn target<T: Transport>(
     Ok(())
 }
 
+/// One mode's AMO implementor (the shape of `selector::AmoFn`, which this
+/// module, below the selector, does not name).
+pub(crate) type AmoOne<T> = fn(
+    &mut T,
+    Locale,
+    <T as Transport>::Amo,
+    crate::AmoKind,
+) -> Result<(), <T as Transport>::Error>;
+
 /// A batch of unordered AMOs in the two ordering modes: each as an ordered
 /// non-fetching AMO by the mode's `amo` (posted without waiting for local
 /// completion where the transport injects them, proved at the next
@@ -196,7 +205,7 @@ pub(crate) fn target<T: Transport>(
 pub(crate) fn amo_batch_each<T: Transport>(
     tx: &mut T,
     ops: &mut dyn Iterator<Item = (Locale, T::Amo)>,
-    amo: fn(&mut T, Locale, T::Amo, crate::AmoKind) -> Result<(), T::Error>,
+    amo: AmoOne<T>,
 ) -> Result<(), T::Error> {
     for (target, op) in ops {
         amo(tx, target, op, crate::AmoKind::Update)?;
