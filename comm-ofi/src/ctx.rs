@@ -80,6 +80,9 @@ pub struct TxContext {
     fail_fast: bool,
     /// Largest PUT posted with `FI_INJECT` (no completion to wait for).
     inject_size: usize,
+    /// Non-fetching atomics are injected (until the provider says it has
+    /// no `fi_inject_atomic`).
+    inject_atomics: bool,
     /// Completion entries, reused by every CQ read (not zeroed per read).
     cq_buf: Box<[CqEntry; 16]>,
     /// Domain-wide lock for providers whose threading claims do not hold
@@ -186,6 +189,7 @@ impl TxContext {
             nb: NbTracker::new(),
             fail_fast: false,
             inject_size,
+            inject_atomics: true,
             cq_buf: Box::new([CqEntry::default(); 16]),
             serial,
             amo_desc: Box::default(),
@@ -669,7 +673,11 @@ impl Transport for TxContext {
         } else {
             op.form
         };
-        if flags.is_empty() && form == AmoForm::Plain && op.ty.size() <= self.inject_size {
+        if self.inject_atomics
+            && flags.is_empty()
+            && form == AmoForm::Plain
+            && op.ty.size() <= self.inject_size
+        {
             // A non-fetching atomic with nothing to add is injected, as a
             // small PUT is: the operand is copied before the call returns
             // and there is no completion, so the policy's wait after it
@@ -677,17 +685,30 @@ impl Transport for TxContext {
             // visibility are an atomic's (the policy still marks the
             // target and proves it at the next boundary).
             let operand = self.slot_words(op.slot) as *const u8;
-            return self.post_counted(
+            let injected = self.post_counted(
                 "fi_inject_atomic",
                 false,
                 |ep| {
-                    // SAFETY: scratch word 0 holds the operand (written by
-                    // the caller just before); the provider copies it
-                    // before returning; the remote word was validated.
+                    // SAFETY: the slot's operand word holds the operand
+                    // (written by the caller just before); the provider
+                    // copies it before returning; the remote word was
+                    // validated.
                     unsafe { ep.inject_atomic(operand, op.remote, op.ty, op.op) }
                 },
                 |_| {},
             );
+            match injected {
+                // A provider without an inject form of atomics: the
+                // posted form from now on on this context.
+                Err(Error::Ofi(e)) if e.is_unsupported() => {
+                    tracing::debug!(
+                        context = self.index,
+                        "fi_inject_atomic unsupported ({e}); atomics are posted with fi_atomicmsg"
+                    );
+                    self.inject_atomics = false;
+                }
+                r => return r,
+            }
         }
         self.atomic_in(op.slot, op.remote, op.ty, op.op, form, ofi_flags(flags))
     }

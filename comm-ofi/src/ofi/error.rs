@@ -23,6 +23,12 @@ impl OfiError {
         self.code == -(sys::FI_EAGAIN as i64) || self.code == -(libc::ENOMEM as i64)
     }
 
+    /// Whether the provider does not implement the call (`-FI_ENOSYS`,
+    /// `-FI_EOPNOTSUPP`).
+    pub fn is_unsupported(&self) -> bool {
+        self.code == -(sys::FI_ENOSYS as i64) || self.code == -(sys::FI_EOPNOTSUPP as i64)
+    }
+
     /// Whether the operation was canceled (`-FI_ECANCELED`: the endpoint is
     /// closing).
     pub fn is_canceled(&self) -> bool {
@@ -84,6 +90,9 @@ mod tests {
         let canceled = OfiError::from_ret("fi_cq_read", -(libc::ECANCELED as i64));
         assert!(again.is_try_again() && nomem.is_try_again() && !canceled.is_try_again());
         assert!(canceled.is_canceled() && !again.is_canceled());
+        let nosys = OfiError::from_ret("fi_inject_atomic", -(sys::FI_ENOSYS as i64));
+        let notsup = OfiError::from_ret("fi_inject_atomic", -(sys::FI_EOPNOTSUPP as i64));
+        assert!(nosys.is_unsupported() && notsup.is_unsupported() && !again.is_unsupported());
     }
 
     #[test]
