@@ -326,9 +326,12 @@ impl<T: Transport> Selector<T> {
         (self.amo)(tx, target, op, kind)
     }
 
-    /// A batch of unordered non-fetching native AMOs ([`AmoBatchFn`]): the
-    /// caller gives each its own operand storage, since they may be in
-    /// flight together.
+    /// A batch of *unordered* non-fetching native AMOs (the task's buffered
+    /// `*_unordered` atomics at its fence), unordered among themselves by
+    /// the API's contract: they may be in flight together, so the caller
+    /// gives each its own operand storage. Returns once they are as visible
+    /// as the mode's ordered non-fetching AMOs would be (delivery-complete:
+    /// delivered).
     #[inline]
     pub fn amo_batch(
         &self,
