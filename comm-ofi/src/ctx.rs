@@ -641,6 +641,15 @@ impl Transport for TxContext {
         // number is never in flight, so its handle reports done at once).
         if flags.is_empty() && op.local.len <= self.inject_size {
             let (buf, len, r) = (op.local.ptr, op.local.len, op.remote);
+            // First try once, outside the retry loop (its bookkeeping is
+            // for a full queue, the rare case).
+            if self.serial.is_none() {
+                // SAFETY: buf..buf+len is the caller's live source buffer;
+                // with FI_INJECT the provider copies it before returning.
+                if let Ok(Posted::Done) = unsafe { self.ep.inject_write(buf, len, r) } {
+                    return Ok(());
+                }
+            }
             return self.post_counted(
                 "fi_inject_write",
                 false,

@@ -55,12 +55,14 @@ impl LocaleSet {
     }
 
     /// Whether `locale` is in the set. Panics if `locale >= num_locales()`.
+    #[inline]
     pub fn contains(&self, locale: Locale) -> bool {
         self.check(locale);
         self.words[locale / BITS] & (1 << (locale % BITS)) != 0
     }
 
     /// Adds `locale`; returns whether it was newly added. Panics if out of range.
+    #[inline]
     pub fn insert(&mut self, locale: Locale) -> bool {
         self.check(locale);
         let (w, bit) = (locale / BITS, 1u64 << (locale % BITS));
@@ -303,6 +305,7 @@ impl DanglingStores {
     }
 
     /// Records a PUT to `target` that may not be visible yet.
+    #[inline]
     pub fn mark_put(&mut self, target: Locale) {
         self.put.insert(target);
         self.ranges_lost = true;

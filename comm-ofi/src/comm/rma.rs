@@ -30,11 +30,20 @@ impl Comm {
         len: usize,
         remote: RemoteBuf,
     ) -> RmaOp {
+        // A descriptor matters for a provider that needs local registration
+        // (FI_MR_LOCAL) and for large transfers (rxm's rendezvous registers
+        // undescribed memory on the fly); a small one is copied by every
+        // provider here (inject, eager): no heap lookup for it.
+        let desc = if len <= self.prov.inject_size && !self.prov.mr_mode.local() {
+            std::ptr::null_mut()
+        } else {
+            self.local_desc(ctx, ptr, len)
+        };
         RmaOp {
             local: LocalBuf {
                 ptr: ptr as *mut u8,
                 len,
-                desc: self.local_desc(ctx, ptr, len),
+                desc,
             },
             remote,
             chunk: self.prov.max_msg_size,
