@@ -120,6 +120,19 @@ pub struct RmaOp {
     pub seq: u64,
 }
 
+impl RmaOp {
+    /// The remote bytes `[start, end)` it touches, in the target's
+    /// addressing (virtual address or offset in its registration: either way
+    /// the same bytes of one target get overlapping ranges; two
+    /// registrations addressed by offset may overlap falsely, which only
+    /// costs a wait).
+    #[inline]
+    pub fn remote_range(&self) -> (u64, u64) {
+        let start = self.remote.addr;
+        (start, start.saturating_add(self.local.len as u64))
+    }
+}
+
 /// A native atomic on one element, as the policy passes it to the
 /// transport (operands in the context's scratch words).
 #[derive(Debug, Clone, Copy)]
@@ -358,18 +371,54 @@ impl TxContext {
     /// Posts with `f` (one of the endpoint's posting calls), riding out
     /// [`Posted::TryAgain`] by reaping completions (and calling `on_again`
     /// with the context each time); `counted`: the operation will report a completion to
-    /// wait for.
+    /// wait for. The first attempt is inline; the retry loop, for a full
+    /// queue (the rare case), is out of line ([`TxContext::post_retry`]).
     #[inline]
     fn post_counted(
         &mut self,
         call: &'static str,
         counted: bool,
         mut f: impl FnMut(&Endpoint) -> Result<Posted, OfiError>,
+        on_again: impl FnMut(&Self),
+    ) -> Result<()> {
+        let r = match &self.serial {
+            None => f(&self.ep),
+            Some(l) => {
+                let _guard = l.lock();
+                f(&self.ep)
+            }
+        };
+        match r {
+            Ok(Posted::Done) => {
+                self.outstanding += counted as usize;
+                Ok(())
+            }
+            Ok(Posted::TryAgain) => self.post_retry(call, counted, f, on_again),
+            Err(e) => Err(Error::Ofi(e)),
+        }
+    }
+
+    /// [`TxContext::post_counted`] after the provider said try again.
+    #[cold]
+    fn post_retry(
+        &mut self,
+        call: &'static str,
+        counted: bool,
+        mut f: impl FnMut(&Endpoint) -> Result<Posted, OfiError>,
         mut on_again: impl FnMut(&Self),
     ) -> Result<()> {
-        // Made at the first TryAgain only: the posting fast path stays as it was.
-        let mut silent: Option<crate::peer_timeout::PeerWait> = None;
+        let mut silent = crate::peer_timeout::PeerWait::new();
         loop {
+            on_again(self);
+            if self.progress()? > 0 {
+                silent.reset();
+            }
+            if self.fail_fast {
+                return Err(Error::WouldBlock { call });
+            }
+            if silent.expired() {
+                return Err(silent.error(call, "room in the transmit queue"));
+            }
             let guard = self.serial.as_ref().map(|l| l.lock());
             let r = f(&self.ep);
             drop(guard);
@@ -378,19 +427,7 @@ impl TxContext {
                     self.outstanding += counted as usize;
                     return Ok(());
                 }
-                Ok(Posted::TryAgain) => {
-                    on_again(self);
-                    let silent = silent.get_or_insert_with(crate::peer_timeout::PeerWait::new);
-                    if self.progress()? > 0 {
-                        silent.reset();
-                    }
-                    if self.fail_fast {
-                        return Err(Error::WouldBlock { call });
-                    }
-                    if silent.expired() {
-                        return Err(silent.error(call, "room in the transmit queue"));
-                    }
-                }
+                Ok(Posted::TryAgain) => {}
                 Err(e) => return Err(Error::Ofi(e)),
             }
         }
@@ -641,15 +678,6 @@ impl Transport for TxContext {
         // number is never in flight, so its handle reports done at once).
         if flags.is_empty() && op.local.len <= self.inject_size {
             let (buf, len, r) = (op.local.ptr, op.local.len, op.remote);
-            // First try once, outside the retry loop (its bookkeeping is
-            // for a full queue, the rare case).
-            if self.serial.is_none() {
-                // SAFETY: buf..buf+len is the caller's live source buffer;
-                // with FI_INJECT the provider copies it before returning.
-                if let Ok(Posted::Done) = unsafe { self.ep.inject_write(buf, len, r) } {
-                    return Ok(());
-                }
-            }
             return self.post_counted(
                 "fi_inject_write",
                 false,
@@ -774,22 +802,12 @@ impl Transport for TxContext {
 
     #[inline]
     fn put_range(&self, op: &RmaOp) -> Option<(u64, u64)> {
-        // The remote address in the target's addressing (virtual address or
-        // offset in its registration: either way the same bytes of one
-        // target get overlapping ranges; two registrations addressed by
-        // offset may overlap falsely, which only costs a wait).
-        Some((
-            op.remote.addr,
-            op.remote.addr.saturating_add(op.local.len as u64),
-        ))
+        Some(op.remote_range())
     }
 
     #[inline]
     fn get_range(&self, op: &RmaOp) -> Option<(u64, u64)> {
-        Some((
-            op.remote.addr,
-            op.remote.addr.saturating_add(op.local.len as u64),
-        ))
+        Some(op.remote_range())
     }
 
     #[inline]

@@ -61,6 +61,14 @@ fn line<'a>(r: &'a Run, prefix: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no line starting with {prefix:?}: {}", r.stdout))
 }
 
+/// A count of the probe's tasks line: the number before `suffix`.
+fn task_count(t: &str, suffix: &str) -> u64 {
+    t.split(", ")
+        .find_map(|p| p.strip_suffix(suffix))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("cannot read {suffix:?}: {t}"))
+}
+
 #[test]
 fn everything_on_shm_with_one_worker() {
     let r = probe(2, "shm", &SCENARIOS, &[("PGAS_NUM_WORKERS", "1")]);
@@ -79,14 +87,8 @@ fn everything_on_shm_with_one_worker() {
     // running tasks on waiting threads: other ready tasks (helping) or the
     // awaited task itself (a join runs a task no worker took yet).
     let t = line(&r, "shim_probe tasks: ");
-    let count = |suffix: &str| -> u64 {
-        t.split(", ")
-            .find_map(|p| p.strip_suffix(suffix))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("cannot read {suffix:?}: {t}"))
-    };
-    let helped = count(" run by waiting tasks");
-    let inlined = count(" run by their joiner");
+    let helped = task_count(t, " run by waiting tasks");
+    let inlined = task_count(t, " run by their joiner");
     assert!(helped + inlined > 100, "{t}");
     // Every bad input was reported with a message.
     assert!(
@@ -108,11 +110,7 @@ fn waiting_tasks_help_when_joins_do_not_run_queued_tasks() {
     );
     let t = line(&r, "shim_probe tasks: ");
     assert!(t.ends_with(", 0 run by their joiner"), "{t}");
-    let helped: u64 = t
-        .split(", ")
-        .find_map(|p| p.strip_suffix(" run by waiting tasks"))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("cannot read the helped count: {t}"));
+    let helped = task_count(t, " run by waiting tasks");
     assert!(helped > 100, "{t}");
 }
 

@@ -5,8 +5,8 @@
 //! Exists as the user-facing half of the pool: what `Runtime::spawn`,
 //! `begin` and `sync` are built on.
 
-use super::local::{NO_HELP, RUNNING};
-use super::pool::{Job, Kind, Pool};
+use super::local::NO_HELP;
+use super::pool::{running, Job, Kind, Pool};
 use super::wait::Wakers;
 use crate::error::{Error, Result};
 use amhandler::panic_text;
@@ -69,11 +69,7 @@ impl Pool {
     /// it, on the joining thread, as a worker would have (it is counted as
     /// running there, nested on whatever the thread runs).
     fn run_claimed(&self, body: Job) {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        RUNNING.with(|r| r.borrow_mut().push(id));
-        body();
-        let top = RUNNING.with(|r| r.borrow_mut().pop());
-        debug_assert_eq!(top, Some(id), "tasks must nest on a thread");
+        running(self.next_id.fetch_add(1, Ordering::Relaxed), body);
         self.inlined.fetch_add(1, Ordering::Relaxed);
     }
 

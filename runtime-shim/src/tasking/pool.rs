@@ -295,9 +295,7 @@ impl Pool {
     }
 
     pub(super) fn run_task(&self, t: Task) {
-        let thread = std::thread::current().id();
-        RUNNING.with(|r| r.borrow_mut().push(t.id));
-        match t.kind {
+        running(t.id, || match t.kind {
             Kind::User => (t.job)(),
             Kind::Am => {
                 if let Err(e) = self.hooks.on_start() {
@@ -308,15 +306,7 @@ impl Pool {
                 }
                 self.hooks.after_job();
             }
-        }
-        let top = RUNNING.with(|r| r.borrow_mut().pop());
-        debug_assert_eq!(top, Some(t.id), "tasks must nest on a thread");
-        debug_assert_eq!(
-            std::thread::current().id(),
-            thread,
-            "task {} ended on another thread than it started on",
-            t.id
-        );
+        });
         self.run.fetch_add(1, Ordering::Relaxed);
         self.active.fetch_sub(1, Ordering::AcqRel);
     }
@@ -351,6 +341,21 @@ impl Pool {
         }
     }
 }
+/// Runs task `id`'s `body` on the calling thread, counted as running there
+/// (innermost in `RUNNING`) while it does.
+pub(super) fn running(id: u64, body: impl FnOnce()) {
+    let thread = std::thread::current().id();
+    RUNNING.with(|r| r.borrow_mut().push(id));
+    body();
+    let top = RUNNING.with(|r| r.borrow_mut().pop());
+    debug_assert_eq!(top, Some(id), "tasks must nest on a thread");
+    debug_assert_eq!(
+        std::thread::current().id(),
+        thread,
+        "task {id} ended on another thread than it started on"
+    );
+}
+
 /// The AM layer hands its on-statement bodies to the pool: they run as tasks
 /// on the workers, and a thread waiting for an on-statement's 'done' helps.
 impl amhandler::Spawner for Pool {
