@@ -120,6 +120,7 @@ pub(crate) enum Settle {
 }
 
 impl Settle {
+    #[inline]
     pub(crate) fn applies(self, list: &[PostponedAmo]) -> bool {
         if list.is_empty() {
             return false;

@@ -69,9 +69,29 @@ struct Peer {
     heap_base: u64,
     heap_size: u64,
     key: u64,
+    /// What to subtract from a heap address for the provider's addressing
+    /// (0 with `FI_MR_VIRT_ADDR`, else `heap_base`).
+    heap_offset: u64,
+    /// How this locale reaches its heap (the blocking PUT's one test).
+    heap_path: HeapPath,
     /// Its registered static data (`statics`; size 0: none).
     statics: crate::statics::StaticSegment,
     static_key: u64,
+}
+
+/// How this locale reaches a locale's heap: a copy of [`Mapped`]'s answer
+/// beside the rest of what a PUT needs of the peer, so the common PUT looks
+/// at one table entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HeapPath {
+    /// Through the provider.
+    Fabric,
+    /// By a CPU copy at `addr + delta`: a heap mapped here, or this locale's
+    /// own.
+    Mapped {
+        /// What to add to an address of that heap.
+        delta: u64,
+    },
 }
 
 /// How the thread's `CTX_HAS_WORK` is kept.
@@ -439,11 +459,7 @@ impl Comm {
                 end,
             });
         }
-        let addr = if self.prov.mr_mode.virt_addr() {
-            at.addr
-        } else {
-            at.addr - p.heap_base
-        };
+        let addr = at.addr - p.heap_offset;
         Ok(RemoteBuf {
             fi_addr: p.fi_addr,
             addr,

@@ -76,6 +76,7 @@ impl<T> ContextTable<T> {
 
     /// Locks context `idx` (a claimed one: its owner, or a thread that
     /// reaches every context, such as a barrier's forcing).
+    #[inline]
     pub fn lock(&self, idx: usize) -> MutexGuard<'_, T> {
         self.slots[idx].lock()
     }

@@ -80,6 +80,9 @@ pub struct TxContext {
     fail_fast: bool,
     /// Largest PUT posted with `FI_INJECT` (no completion to wait for).
     inject_size: usize,
+    /// Largest single transfer (`max_msg_size`): PUTs and GETs go in
+    /// pieces of at most this.
+    max_msg: usize,
     /// Non-fetching atomics are injected (until the provider says it has
     /// no `fi_inject_atomic`).
     inject_atomics: bool,
@@ -107,15 +110,14 @@ pub struct Route {
 }
 
 /// A PUT or GET as the policy passes it to the transport: one local buffer
-/// against one remote range, posted in chunks of at most `chunk` bytes.
+/// against one remote range, posted in pieces of at most the provider's
+/// largest message.
 #[derive(Debug, Clone, Copy)]
 pub struct RmaOp {
     /// The local side.
     pub local: LocalBuf,
     /// The remote side.
     pub remote: RemoteBuf,
-    /// Largest single transfer.
-    pub chunk: usize,
     /// Non-zero for a non-blocking operation tracked by a handle.
     pub seq: u64,
 }
@@ -180,7 +182,7 @@ impl TxContext {
         doorbells: Arc<crate::mapped::Mapped>,
         prover: Arc<OnceLock<Arc<dyn AmLayer>>>,
         native_atomics: bool,
-        inject_size: usize,
+        (inject_size, max_msg): (usize, usize),
         diag: Arc<crate::diag::CommDiagnostics>,
     ) -> TxContext {
         let wait = ep.cq().wait_mode();
@@ -202,6 +204,7 @@ impl TxContext {
             nb: NbTracker::new(),
             fail_fast: false,
             inject_size,
+            max_msg,
             inject_atomics: true,
             cq_buf: Box::new([CqEntry::default(); 16]),
             serial,
@@ -373,7 +376,7 @@ impl TxContext {
     /// with the context each time); `counted`: the operation will report a completion to
     /// wait for. The first attempt is inline; the retry loop, for a full
     /// queue (the rare case), is out of line ([`TxContext::post_retry`]).
-    #[inline]
+    #[inline(always)]
     fn post_counted(
         &mut self,
         call: &'static str,
@@ -438,14 +441,14 @@ impl TxContext {
         self.rma(Rma::Read, local, remote, flags, 0)
     }
 
-    /// Posts `op` in pieces of at most `op.chunk` bytes ([`chunks`]); a
+    /// Posts `op` in pieces of at most `max_msg` bytes ([`chunks`]); a
     /// non-blocking op is tracked by its sequence number until every piece
     /// completed.
     fn rma_chunked(&mut self, dir: Rma, op: RmaOp, flags: Flags) -> Result<()> {
-        if op.seq == 0 && op.local.len <= op.chunk {
+        if op.seq == 0 && op.local.len <= self.max_msg {
             return self.rma(dir, op.local, op.remote, flags, 0);
         }
-        let pieces = chunks(op.local.len, op.chunk);
+        let pieces = chunks(op.local.len, self.max_msg);
         let n = pieces.len();
         if op.seq != 0 {
             self.nb.posting(op.seq, n);
@@ -668,8 +671,8 @@ impl Transport for TxContext {
         &mut self.dangling
     }
 
-    #[inline]
-    fn post_put(&mut self, _target: usize, op: RmaOp, flags: OpFlags) -> Result<()> {
+    #[inline(always)]
+    fn post_put(&mut self, _target: usize, op: &RmaOp, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
         // A small PUT with nothing to add is injected: the source is
         // free on return and there is no completion to wait for. Ordering and
@@ -677,19 +680,21 @@ impl Transport for TxContext {
         // A non-blocking one too: it is complete on return (its sequence
         // number is never in flight, so its handle reports done at once).
         if flags.is_empty() && op.local.len <= self.inject_size {
-            let (buf, len, r) = (op.local.ptr, op.local.len, op.remote);
+            // The closure holds the reference, not copies: only a retry
+            // needs the operation again, and reads it from where it lies.
             return self.post_counted(
                 "fi_inject_write",
                 false,
-                |ep| {
-                    // SAFETY: buf..buf+len is the caller's live source buffer;
-                    // with FI_INJECT the provider copies it before returning.
-                    unsafe { ep.inject_write(buf, len, r) }
+                move |ep| {
+                    // SAFETY: the source is the caller's live buffer of
+                    // op.local.len bytes; with FI_INJECT the provider copies
+                    // it before returning.
+                    unsafe { ep.inject_write(op.local.ptr, op.local.len, op.remote) }
                 },
                 |_| {},
             );
         }
-        self.rma_chunked(Rma::Write, op, ofi_flags(flags))
+        self.rma_chunked(Rma::Write, *op, ofi_flags(flags))
     }
 
     fn post_get(&mut self, _target: usize, op: RmaOp, flags: OpFlags) -> Result<()> {

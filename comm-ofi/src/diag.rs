@@ -151,6 +151,7 @@ impl CommDiagnostics {
     }
 
     /// Whether counting is on.
+    #[inline]
     pub fn is_on(&self) -> bool {
         self.on.load(Relaxed)
     }
@@ -180,6 +181,15 @@ impl CommDiagnostics {
     #[inline]
     pub fn count(&self, c: Counter) {
         self.add(c, 1);
+    }
+
+    /// Counts one `c` and `n` of `bytes` if counting is on (one test).
+    #[inline]
+    pub fn count_sized(&self, c: Counter, bytes: Counter, n: u64) {
+        if self.on.load(Relaxed) {
+            self.counts[c as usize].fetch_add(1, Relaxed);
+            self.counts[bytes as usize].fetch_add(n, Relaxed);
+        }
     }
 }
 

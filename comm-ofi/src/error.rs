@@ -156,7 +156,15 @@ pub(crate) fn peer_err(
     len: usize,
     locale: Locale,
 ) -> impl FnOnce(Error) -> Error {
-    move |e| match e {
+    move |e| name_peer(e, op, len, locale)
+}
+
+/// [`peer_err`]'s work, out of line: only a failure gets here, and a call
+/// that succeeds carries none of it.
+#[cold]
+#[inline(never)]
+fn name_peer(e: Error, op: &'static str, len: usize, locale: Locale) -> Error {
+    match e {
         Error::Ofi(source) => Error::Peer {
             op: if len > 0 {
                 format!("{op} of {len} bytes")

@@ -355,6 +355,16 @@ impl Mapped {
         }
     }
 
+    /// What to add to an address of `locale`'s heap to reach it here, if
+    /// this locale reaches that heap by mapping (this locale's own heap
+    /// included): [`Mapped::translate`] of a range inside that heap.
+    pub fn delta(&self, locale: Locale) -> Option<u64> {
+        self.slots
+            .get(locale)
+            .filter(|s| s.lo <= s.hi)
+            .map(|s| s.delta)
+    }
+
     /// Whether this locale reaches `locale`'s heap by mapping (not itself).
     #[inline]
     pub fn maps(&self, locale: Locale) -> bool {

@@ -112,6 +112,7 @@ impl LocaleSet {
         LocaleSetIter(WordUnion::new(self, None))
     }
 
+    #[inline]
     fn check(&self, locale: Locale) {
         assert!(
             locale < self.num_locales,

@@ -71,7 +71,7 @@ impl Transport for Recorder {
     fn dangling(&mut self) -> &mut DanglingStores {
         &mut self.dangling
     }
-    fn post_put(&mut self, t: Locale, _: (), f: OpFlags) -> Result<(), &'static str> {
+    fn post_put(&mut self, t: Locale, _: &(), f: OpFlags) -> Result<(), &'static str> {
         self.record(Put(t, f))
     }
     fn post_get(&mut self, t: Locale, _: (), f: OpFlags) -> Result<(), &'static str> {

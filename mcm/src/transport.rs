@@ -196,11 +196,13 @@ pub trait Transport {
 
     /// Posts a PUT to `target` with `flags` added. Completes when the source
     /// has been read (plain) or the data is visible at the target
-    /// (`DELIVERY_COMPLETE`).
+    /// (`DELIVERY_COMPLETE`). The transport reads `op` (a description the
+    /// caller keeps: a retry reads it again from there, so nothing is copied
+    /// for the rare case).
     fn post_put(
         &mut self,
         target: Locale,
-        op: Self::Put,
+        op: &Self::Put,
         flags: OpFlags,
     ) -> Result<(), Self::Error>;
 

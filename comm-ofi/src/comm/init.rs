@@ -311,6 +311,9 @@ impl Comm {
                 heap_base: w(0),
                 heap_size: w(1),
                 key: w(2),
+                heap_offset: if prov.mr_mode.virt_addr() { 0 } else { w(0) },
+                // Known once the mapping is established, below.
+                heap_path: HeapPath::Fabric,
                 statics: crate::statics::StaticSegment {
                     base: w(3),
                     size: w(4),
@@ -335,6 +338,11 @@ impl Comm {
                 .map(|p| (p.heap_base, p.heap_size))
                 .collect::<Vec<_>>(),
         )?);
+        for (i, p) in peers.iter_mut().enumerate() {
+            if let Some(delta) = mapped.delta(i) {
+                p.heap_path = HeapPath::Mapped { delta };
+            }
+        }
 
         // Every context reaches every locale's order dummy (same heap offset).
         let dummy_off = order_dummy - heap.base_addr();
@@ -377,7 +385,7 @@ impl Comm {
                 mapped.clone(),
                 am_layer.clone(),
                 prov.atomics,
-                prov.inject_size,
+                (prov.inject_size, prov.max_msg_size),
                 diag.clone(),
             ));
         }

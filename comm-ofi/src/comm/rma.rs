@@ -46,23 +46,74 @@ impl Comm {
                 desc,
             },
             remote,
-            chunk: self.prov.max_msg_size,
             seq: 0,
         }
     }
 
     /// Blocking PUT: copies `src` to `dst`. On return `src` may be reused;
     /// the stores become visible to others by the caller's next MCM boundary.
+    ///
+    /// The two common cases are decided inline from one entry of the peer
+    /// table ([`Comm::heap_peer`]): a heap this locale maps (a copy), and a
+    /// source that needs no bounce into the heap of another locale that
+    /// this one does not map (straight to the provider). Everything else
+    /// (static data, a bounce, an empty or invalid PUT) takes
+    /// [`Comm::put_elsewhere`], out of line, so the common cases carry none
+    /// of it.
+    #[inline]
     pub fn put(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
         self.count_rma(Counter::Put, Counter::PutBytes, src.len());
-        if let Some(p) = self.mapped.translate(dst.locale, dst.addr, src.len()) {
-            self.order_mapped_after_fabric(dst.locale)?;
-            self.diag.count(Counter::RmaLocal);
-            // SAFETY: p..p+len lies in a heap mapped here (translate checked
-            // the range); src is a live slice.
-            unsafe { store_shared(p, src) };
-            return Ok(());
+        let len = src.len();
+        if let Some(p) = self.heap_peer(dst, len) {
+            match p.heap_path {
+                HeapPath::Mapped { delta } => {
+                    self.order_mapped_after_fabric(dst.locale)?;
+                    self.diag.count(Counter::RmaLocal);
+                    // SAFETY: the range lies in a heap mapped here at
+                    // `delta` from its addresses (`heap_peer` checked it);
+                    // src is a live slice.
+                    unsafe { store_shared(dst.addr.wrapping_add(delta) as *mut u8, src) };
+                    return Ok(());
+                }
+                HeapPath::Fabric if len > 0 && !self.needs_bounce(src.as_ptr(), len) => {
+                    let remote = RemoteBuf {
+                        fi_addr: p.fi_addr,
+                        addr: dst.addr - p.heap_offset,
+                        key: p.key,
+                    };
+                    return self.put_fabric(dst.locale, src, remote);
+                }
+                HeapPath::Fabric => {}
+            }
         }
+        self.put_elsewhere(dst, src)
+    }
+
+    /// The peer whose heap holds the `len` bytes at `at`, if they lie in a
+    /// heap (not static data, not out of range; errors are reported by the
+    /// general path).
+    #[inline]
+    fn heap_peer(&self, at: GlobalAddr, len: usize) -> Option<&Peer> {
+        let p = self.peers.get(at.locale)?;
+        let end = at.addr.checked_add(len as u64)?;
+        (at.addr >= p.heap_base && end <= p.heap_base + p.heap_size).then_some(p)
+    }
+
+    /// A blocking PUT to the provider through the mode's selector.
+    #[inline]
+    fn put_fabric(&self, target: Locale, src: &[u8], remote: RemoteBuf) -> Result<()> {
+        let (ptr, len) = (src.as_ptr(), src.len());
+        self.with_ctx_settled(Settle::IfAnyTo(target), move |ctx| {
+            let op = self.rma_op(ctx, ptr, len, remote);
+            self.selector.put(ctx, target, op, Blocking::Yes)
+        })
+        .map_err(peer_err("PUT", len, target))
+    }
+
+    /// [`Comm::put`] but for the common cases.
+    #[cold]
+    #[inline(never)]
+    fn put_elsewhere(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
         let Some(remote) = self.rma_target(dst, src.len())? else {
             return Ok(());
         };
@@ -83,11 +134,7 @@ impl Comm {
                 true,
             );
         }
-        self.with_ctx_settled(Settle::IfAnyTo(dst.locale), |ctx| {
-            let op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
-            self.selector.put(ctx, dst.locale, op, Blocking::Yes)
-        })
-        .map_err(peer_err("PUT", src.len(), dst.locale))
+        self.put_fabric(dst.locale, src, remote)
     }
 
     /// A store by the mapped path (a CPU copy, visible at once) to `target`
@@ -224,10 +271,7 @@ impl Comm {
     /// Counts one PUT or GET of `len` bytes (if counting is on).
     #[inline]
     pub(super) fn count_rma(&self, op: Counter, bytes: Counter, len: usize) {
-        if self.diag.is_on() {
-            self.diag.count(op);
-            self.diag.add(bytes, len as u64);
-        }
+        self.diag.count_sized(op, bytes, len as u64);
     }
 
     /// This locale's operation counters (Chapel's CommDiagnostics; see

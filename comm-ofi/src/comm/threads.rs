@@ -16,6 +16,7 @@ impl Comm {
     }
 
     /// The calling thread's own context, if it claimed one.
+    #[inline]
     pub(super) fn bound_index(&self) -> Option<usize> {
         let me = self as *const Comm as usize;
         BOUND_CTX.with(|b| match b.get() {
@@ -34,22 +35,14 @@ impl Comm {
     /// names have been awaited (with the lock released meanwhile: awaiting
     /// may run other tasks on this thread). One emptiness test when nothing
     /// is postponed.
+    #[inline]
     pub(crate) fn with_ctx_settled<R>(
         &self,
         settle: Settle,
         f: impl FnOnce(&mut TxContext) -> Result<R>,
     ) -> Result<R> {
         let Some(i) = self.bound_index() else {
-            // A shared context: held for this operation only, released
-            // (the holder's stores forced visible) before it changes hands.
-            if settle != Settle::Nothing {
-                self.settle_postponed(settle)?;
-            }
-            return self
-                .contexts
-                .with_shared(SHARED_HINT.with(|h| h.get()), f, |ctx| {
-                    self.selector.release(ctx)
-                });
+            return self.with_shared_ctx(settle, f);
         };
         // The negative control: the old mechanism marked before settling.
         let marked_before = self.work_flag == WorkFlag::MarkedBefore;
@@ -73,6 +66,26 @@ impl Comm {
             CTX_HAS_WORK.with(|w| w.set(true));
         }
         f(&mut ctx)
+    }
+
+    /// [`Comm::with_ctx_settled`] on a shared context: held for this
+    /// operation only, released (the holder's stores forced visible) before
+    /// it changes hands. Out of line: bound threads, the common case, carry
+    /// none of it.
+    #[cold]
+    #[inline(never)]
+    fn with_shared_ctx<R>(
+        &self,
+        settle: Settle,
+        f: impl FnOnce(&mut TxContext) -> Result<R>,
+    ) -> Result<R> {
+        if settle != Settle::Nothing {
+            self.settle_postponed(settle)?;
+        }
+        self.contexts
+            .with_shared(SHARED_HINT.with(|h| h.get()), f, |ctx| {
+                self.selector.release(ctx)
+            })
     }
 
     /// Re-derives the calling thread's `CTX_HAS_WORK` from `ctx`, its bound

@@ -81,7 +81,7 @@ pub(crate) fn put<T: Transport, const W: u8>(
     let range = tx.put_range(&op);
     settle_target::<T, W>(tx, target, range)?;
     settle_reads::<T, W>(tx, Some(target))?;
-    tx.post_put(target, op, DC)?;
+    tx.post_put(target, &op, DC)?;
     match blocking {
         Blocking::Yes if waits_for_source(W) => wait_delivered(tx),
         Blocking::Yes => Ok(()),

@@ -40,7 +40,7 @@ pub(crate) fn put<T: Transport, const W: u8>(
     } else {
         OpFlags::NONE
     };
-    tx.post_put(target, op, flags)?;
+    tx.post_put(target, &op, flags)?;
     tx.dangling().mark_put(target);
     if blocking == Blocking::Yes && waits_for_source(W) {
         tx.wait_all()?;

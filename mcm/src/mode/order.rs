@@ -39,7 +39,7 @@ pub(crate) fn put<T: Transport, const W: u8>(
     blocking: Blocking,
 ) -> Result<(), T::Error> {
     settle_reads::<T, W>(tx, Some(target))?;
-    tx.post_put(target, op, OpFlags::NONE)?;
+    tx.post_put(target, &op, OpFlags::NONE)?;
     tx.dangling().mark_put(target);
     if blocking == Blocking::Yes && waits_for_source(W) {
         tx.wait_all()?;

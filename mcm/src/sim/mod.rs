@@ -335,7 +335,7 @@ impl Transport for SimTxContext {
         &mut self.dangling
     }
 
-    fn post_put(&mut self, target: Locale, op: SimPut, flags: OpFlags) -> Result<(), SimError> {
+    fn post_put(&mut self, target: Locale, op: &SimPut, flags: OpFlags) -> Result<(), SimError> {
         self.post(
             target,
             Action::Put {
@@ -425,7 +425,7 @@ mod tests {
         let f = fabric(Mode::MessageOrder, 1);
         let mut tx = f.context(0, Binding::Bound);
         f.store(SRC, 1);
-        tx.post_put(1, PUT, OpFlags::NONE).unwrap();
+        tx.post_put(1, &PUT, OpFlags::NONE).unwrap();
         f.store(SRC, 2);
         f.shutdown();
         assert_eq!(f.load(X), 2, "the NIC read the overwritten source");
@@ -436,7 +436,7 @@ mod tests {
         let f = fabric(Mode::MessageOrder, 1);
         let mut tx = f.context(0, Binding::Bound);
         f.store(SRC, 1);
-        tx.post_put(1, PUT, OpFlags::NONE).unwrap();
+        tx.post_put(1, &PUT, OpFlags::NONE).unwrap();
         tx.wait_all().unwrap();
         f.store(SRC, 2);
         assert_eq!(
@@ -455,7 +455,7 @@ mod tests {
         let f = fabric(Mode::DeliveryComplete, 1);
         let mut tx = f.context(0, Binding::Bound);
         f.store(SRC, 5);
-        tx.post_put(1, PUT, OpFlags::DELIVERY_COMPLETE).unwrap();
+        tx.post_put(1, &PUT, OpFlags::DELIVERY_COMPLETE).unwrap();
         tx.wait_all().unwrap();
         assert_eq!(f.load(X), 5);
         f.shutdown();
@@ -486,7 +486,7 @@ mod tests {
                 let f = fabric(mode, seed);
                 let mut tx = f.context(0, Binding::Bound);
                 f.store(SRC, 9);
-                tx.post_put(1, PUT, OpFlags::NONE).unwrap();
+                tx.post_put(1, &PUT, OpFlags::NONE).unwrap();
                 tx.wait_all().unwrap();
                 tx.post_get(1, GET, get_flags).unwrap();
                 tx.wait_all().unwrap();
@@ -520,7 +520,7 @@ mod tests {
                 let mut writer = f.context(0, Binding::Bound);
                 let mut reader = f.context(0, Binding::Bound);
                 f.store(SRC, 9);
-                writer.post_put(1, PUT, OpFlags::NONE).unwrap();
+                writer.post_put(1, &PUT, OpFlags::NONE).unwrap();
                 writer.wait_all().unwrap();
                 reader.post_get(1, GET, OpFlags::FENCE).unwrap();
                 reader.wait_all().unwrap();
@@ -538,7 +538,7 @@ mod tests {
             let f = fabric(Mode::MessageOrder, seed);
             let mut tx = f.context(0, Binding::Bound);
             f.store(SRC, 4);
-            tx.post_put(1, PUT, OpFlags::NONE).unwrap();
+            tx.post_put(1, &PUT, OpFlags::NONE).unwrap();
             let copy = SimSend::CopyWord { from: X, to: 1 };
             tx.post_send(1, copy, OpFlags::NONE).unwrap();
             f.shutdown();
@@ -555,7 +555,7 @@ mod tests {
             let f = fabric(Mode::DeliveryComplete, seed);
             let mut tx = f.context(0, Binding::Bound);
             f.store(SRC, 8);
-            tx.post_put(1, PUT, OpFlags::NONE).unwrap();
+            tx.post_put(1, &PUT, OpFlags::NONE).unwrap();
             tx.post_order_get(1, OpFlags::FENCE).unwrap();
             tx.post_get(1, GET, OpFlags::NONE).unwrap();
             tx.wait_all().unwrap();
@@ -569,7 +569,7 @@ mod tests {
         let f = fabric(Mode::MessageOrder, 0);
         let mut tx = f.context(0, Binding::Bound);
         assert_eq!(
-            tx.post_put(3, PUT, OpFlags::NONE),
+            tx.post_put(3, &PUT, OpFlags::NONE),
             Err(SimError::LocaleOutOfRange {
                 locale: 3,
                 locales: 3
@@ -597,7 +597,7 @@ mod tests {
         });
         let mut tx = f.context(0, Binding::Bound);
         f.store(SRC, 3);
-        tx.post_put(1, PUT, OpFlags::NONE).unwrap();
+        tx.post_put(1, &PUT, OpFlags::NONE).unwrap();
         while f.in_flight() > 0 {
             std::thread::yield_now();
         }
