@@ -246,6 +246,18 @@ impl std::fmt::Debug for Comm {
     }
 }
 
+/// Whether native AMOs are proved visible by a fetching atomic read of the
+/// target's order dummy (the provider is one where that suffices and reads
+/// 64-bit words natively) rather than by the AM layer's no-op.
+fn proves_amos_by_atomic_read(provider: &str, native: &NativeAtomics) -> bool {
+    crate::quirks::atomic_read_proves_amos(provider)
+        && native.supports(
+            AmoType::U64,
+            crate::amo::AmoOp::Read,
+            crate::amo::AmoForm::Fetch,
+        )
+}
+
 impl Comm {
     /// The one-line description printed with `PGAS_VERBOSE=1`.
     pub fn describe(&self) -> String {
@@ -268,7 +280,15 @@ impl Comm {
                 (true, _) => "CPU (mapped path)".to_string(),
                 (false, 0) if self.native.any() => "CPU (PGAS_AMO_VIA_AM)".to_string(),
                 (false, 0) => "no native".to_string(),
-                (false, k) => format!("native ({k}/{} types)", AmoType::ALL.len()),
+                (false, k) => format!(
+                    "native ({k}/{} types{})",
+                    AmoType::ALL.len(),
+                    if proves_amos_by_atomic_read(&self.prov.name, &self.native) {
+                        ", proved by atomic read"
+                    } else {
+                        ""
+                    }
+                ),
             },
             match self.prov.wait {
                 WaitMode::Spin => "polling",

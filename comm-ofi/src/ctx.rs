@@ -86,6 +86,14 @@ pub struct TxContext {
     /// Non-fetching atomics are injected (until the provider says it has
     /// no `fi_inject_atomic`).
     inject_atomics: bool,
+    /// AMOs are proved visible by a fetching atomic read of the target's
+    /// order dummy rather than by the AM layer's no-op
+    /// (`quirks::atomic_read_proves_amos`).
+    prove_by_atomic_read: bool,
+    /// The batch slot the last atomic-read proof used (they use slots
+    /// `1..=AMO_BATCH`, which the ordering modes, the only ones that prove,
+    /// use for nothing else; all free again once nothing is outstanding).
+    proof_slot: usize,
     /// Completion entries, reused by every CQ read (not zeroed per read).
     cq_buf: Box<[CqEntry; 16]>,
     /// Domain-wide lock for providers whose threading claims do not hold
@@ -206,6 +214,8 @@ impl TxContext {
             inject_size,
             max_msg,
             inject_atomics: true,
+            prove_by_atomic_read: false,
+            proof_slot: 0,
             cq_buf: Box::new([CqEntry::default(); 16]),
             serial,
             amo_desc: Box::default(),
@@ -223,6 +233,13 @@ impl TxContext {
     /// dangling: see `Comm::unbind_thread`).
     pub fn unbind(&mut self) {
         self.binding = Binding::Unbound;
+    }
+
+    /// From now on AMOs are proved visible by a fetching atomic read of the
+    /// target's order dummy (a provider where that suffices,
+    /// `quirks::atomic_read_proves_amos`, with native 64-bit atomic reads).
+    pub fn prove_amos_by_atomic_read(&mut self) {
+        self.prove_by_atomic_read = true;
     }
 
     /// From now on a full transmit queue is an [`Error::WouldBlock`] rather
@@ -769,6 +786,27 @@ impl Transport for TxContext {
     fn post_prove_amo_visible(&mut self, target: usize, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
         self.diag.count(crate::diag::Counter::ForceProof);
+        if self.prove_by_atomic_read {
+            // Each proof in a slot of its own, so that proofs to several
+            // targets stay in flight together (one wait for all of them).
+            if self.outstanding == 0 {
+                self.proof_slot = 0;
+            }
+            if self.proof_slot == AMO_BATCH {
+                self.wait_local()?;
+                self.proof_slot = 0;
+            }
+            self.proof_slot += 1;
+            let remote = self.routes[target].order_dummy;
+            return self.atomic_in(
+                self.proof_slot,
+                remote,
+                AmoType::U64,
+                AmoOp::Read,
+                AmoForm::Fetch,
+                ofi_flags(flags),
+            );
+        }
         if let Some(prover) = self.prover.get().cloned() {
             let req = prover.prepare_proof(target)?;
             let local = LocalBuf {

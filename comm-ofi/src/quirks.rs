@@ -59,6 +59,24 @@ pub fn avoid_native_atomics(provider: &str) -> bool {
     provider.contains("ofi_rxd")
 }
 
+/// Providers on which a fetching atomic read of a target word, posted on the
+/// context that issued earlier native AMOs to that target, proves them
+/// applied: `shm` (1.17). Every command an endpoint sends a peer (inject
+/// and posted RMA, atomics, sends) goes into that peer's one command queue,
+/// in posting order, and the peer's progress takes them out in that order
+/// and carries each out before the next: an atomic is applied by the
+/// target process itself (CPU stores to its own memory) when its command is
+/// taken. A fetching atomic completes at the initiator only once the
+/// target's answer is back, so the target took it, and thus every earlier
+/// command of ours, and applied them, before it answered. That is what the
+/// no-op AM proof shows (docs/mcm.md, "Proving native AMOs visible") with
+/// one thread hand-over less at each side. Checked by the generated litmus
+/// suite's shm cells (AMO-WINDOW, MP-atomic and the rest), in which the
+/// proof is the only thing between an add and the flag that releases it.
+pub fn atomic_read_proves_amos(provider: &str) -> bool {
+    provider == "shm"
+}
+
 /// `shm` creates each endpoint's region `/dev/shm/<pid>:<uid>:<n>`
 /// exclusively, so a region left by a killed process whose pid the kernel
 /// later gives to us makes our `fi_enable` fail with `EBUSY` (seen in CI

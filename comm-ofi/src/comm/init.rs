@@ -402,6 +402,11 @@ impl Comm {
         let agreed =
             crate::agree::intersect_masks(&oob.allgather(&native.type_mask().to_le_bytes())?)?;
         let native = native.restrict_types(agreed);
+        if proves_amos_by_atomic_read(&prov.name, &native) {
+            for ctx in &mut contexts {
+                ctx.prove_amos_by_atomic_read();
+            }
+        }
 
         let serial_for_rx = serial.clone();
         let stop = Arc::new(AtomicBool::new(false));
