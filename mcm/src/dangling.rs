@@ -45,11 +45,13 @@ impl LocaleSet {
     }
 
     /// Number of locales in the set (O(1)).
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether the set is empty (O(1)).
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -276,8 +278,18 @@ impl DanglingStores {
     }
 
     /// Whether nothing dangles anywhere (O(1)).
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.put.is_empty() && self.amo.is_empty()
+    }
+
+    /// Whether nothing dangles anywhere but at `target` (O(1)).
+    #[inline]
+    pub fn only_at(&self, target: Locale) -> bool {
+        self.put.len() <= 1
+            && self.amo.len() <= 1
+            && (self.put.is_empty() || self.put.contains(target))
+            && (self.amo.is_empty() || self.amo.contains(target))
     }
 
     /// Targets with dangling PUTs.
@@ -291,11 +303,13 @@ impl DanglingStores {
     }
 
     /// Whether a PUT dangles at `target`.
+    #[inline]
     pub fn put_dangles(&self, target: Locale) -> bool {
         self.put.contains(target)
     }
 
     /// Whether a non-fetching AMO dangles at `target`.
+    #[inline]
     pub fn amo_dangles(&self, target: Locale) -> bool {
         self.amo.contains(target)
     }
@@ -342,6 +356,7 @@ impl DanglingStores {
     }
 
     /// Records a non-fetching AMO on `target` that may not be visible yet.
+    #[inline]
     pub fn mark_amo(&mut self, target: Locale) {
         self.amo.insert(target);
     }
@@ -435,6 +450,24 @@ mod tests {
             d.mark_put_range(3, Some((1000 + 8 * k, 1008 + 8 * k)));
         }
         assert!(d.put_overlaps(3, Some((0, 1))), "too many: given up");
+    }
+
+    #[test]
+    fn only_at_is_true_while_nothing_dangles_elsewhere() {
+        let mut d = D::new(4);
+        assert!(d.only_at(1), "nothing dangles");
+        d.mark_amo(1);
+        d.mark_put(1);
+        assert!(d.only_at(1));
+        assert!(!d.only_at(2), "1 dangles, not 2");
+        d.mark_put(2);
+        assert!(!d.only_at(1), "a PUT at 2");
+        d.clear_put(2);
+        d.mark_amo(3);
+        assert!(!d.only_at(1), "an AMO at 3");
+        d.clear_all();
+        d.mark_amo(3);
+        assert!(d.only_at(3) && !d.only_at(1));
     }
 
     use super::*;

@@ -102,14 +102,29 @@ pub(crate) enum Scope {
 /// waits once, then forgets those targets. O(1) when nothing dangles.
 ///
 /// On error the dangling state is left as it was.
+#[inline]
 pub(crate) fn pipelined<T: Transport>(
     tx: &mut T,
     scope: Scope,
     flags: OpFlags,
 ) -> Result<(), T::Error> {
-    if tx.dangling().is_empty() {
-        return Ok(());
+    let stores = tx.dangling();
+    match scope {
+        _ if stores.is_empty() => Ok(()),
+        // A window of AMOs (or PUTs) to one target forces nothing until it
+        // ends: no taking the state out and putting it back per operation.
+        Scope::AllBut(kept) if stores.only_at(kept) => Ok(()),
+        _ => pipelined_posting(tx, scope, flags),
     }
+}
+
+/// [`pipelined`] once something in `scope` dangles.
+#[inline(never)]
+fn pipelined_posting<T: Transport>(
+    tx: &mut T,
+    scope: Scope,
+    flags: OpFlags,
+) -> Result<(), T::Error> {
     // Take the state out so the transport can be posted to while its targets
     // are walked; put it back whatever happens.
     let mut stores = std::mem::take(tx.dangling());

@@ -11,7 +11,7 @@
 //! libfabric's static-inline calls, libfabric itself, and other libraries.
 
 use crate::stats::Res;
-use comm_ofi::{Comm, GlobalAddr};
+use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr};
 use std::collections::BTreeMap;
 
 /// The loop callgrind collects in (`--toggle-collect=*put_loop*`).
@@ -23,14 +23,27 @@ pub fn put_loop(comm: &Comm, target: GlobalAddr, src: &[u8], n: u64) -> Res<()> 
     Ok(())
 }
 
-/// `study callgrind-put N` (every locale of a 2-locale job).
+/// The same loop of non-fetching 64-bit atomic adds (`callgrind-put N add`;
+/// the name keeps `put_loop` so the same toggle collects in it).
+#[inline(never)]
+pub fn put_loop_of_adds(comm: &Comm, target: GlobalAddr, n: u64) -> Res<()> {
+    for _ in 0..n {
+        comm.amo(target, AmoType::U64, AmoOp::Add, 1, 0, false)?;
+    }
+    Ok(())
+}
+
+/// `study callgrind-put N [BYTES | add]` (every locale of a 2-locale job):
+/// N blocking PUTs of BYTES (8 by default; larger ones for profiling bulk
+/// PUTs), or N atomic adds to one word.
 pub fn put_main(args: &[String]) -> Res<()> {
     let n: u64 = args
         .first()
-        .ok_or("usage: study callgrind-put N [BYTES]")?
+        .ok_or("usage: study callgrind-put N [BYTES | add]")?
         .parse()?;
-    // The PUT size (8 by default; larger ones for profiling bulk PUTs).
+    let adds = args.get(1).is_some_and(|a| a == "add");
     let size: usize = match args.get(1) {
+        Some(_) if adds => 8,
         Some(s) => s.parse()?,
         None => 8,
     };
@@ -47,9 +60,17 @@ pub fn put_main(args: &[String]) -> Res<()> {
         // Warm-up outside the collected loop (first-touch, connection set-up).
         for _ in 0..16 {
             comm.put(target, buf)?;
+            if adds {
+                comm.amo(target, AmoType::U64, AmoOp::Add, 1, 0, false)?;
+            }
         }
-        put_loop(&comm, target, buf, n)?;
-        println!("{n} PUTs: {}", comm.describe());
+        if adds {
+            put_loop_of_adds(&comm, target, n)?;
+            println!("{n} adds: {}", comm.describe());
+        } else {
+            put_loop(&comm, target, buf, n)?;
+            println!("{n} PUTs: {}", comm.describe());
+        }
     }
     comm.finalize()?;
     Ok(())
