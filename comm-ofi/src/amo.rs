@@ -104,6 +104,7 @@ impl AmoOp {
     }
 
     /// Whether the op is bitwise (undefined on floats).
+    #[inline]
     pub fn is_bitwise(self) -> bool {
         matches!(self, AmoOp::And | AmoOp::Or | AmoOp::Xor)
     }
@@ -124,6 +125,7 @@ pub enum AmoForm {
 
 impl AmoForm {
     /// The form an (op, fetch) pair needs.
+    #[inline]
     pub fn of(op: AmoOp, fetch: bool) -> AmoForm {
         match op {
             AmoOp::CompareSwap => AmoForm::Compare,

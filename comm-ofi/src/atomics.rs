@@ -86,6 +86,7 @@ pub(crate) fn check_aligned(target: GlobalAddr, ty: AmoType) -> Result<()> {
 }
 
 /// An op defined on the type.
+#[inline]
 pub(crate) fn check_op(ty: AmoType, op: AmoOp) -> Result<()> {
     if !crate::cpu_amo::valid(ty, op) {
         return Err(Error::Unsupported(format!(
@@ -96,6 +97,7 @@ pub(crate) fn check_op(ty: AmoType, op: AmoOp) -> Result<()> {
 }
 
 /// What the MCM policy must know of an atomic: whether it reads, writes, both.
+#[inline]
 pub(crate) fn policy_kind(op: AmoOp, fetch: bool) -> mcm::AmoKind {
     match (AmoForm::of(op, fetch), op) {
         (AmoForm::Plain, _) => mcm::AmoKind::Update,

@@ -35,6 +35,7 @@ pub fn op_from(code: u32) -> Option<AmoOp> {
 }
 
 /// Whether the (type, op) pair is meaningful (bitwise ops are integer-only).
+#[inline]
 pub fn valid(ty: AmoType, op: AmoOp) -> bool {
     !(op.is_bitwise() && matches!(ty, AmoType::F32 | AmoType::F64))
 }

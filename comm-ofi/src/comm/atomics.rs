@@ -123,6 +123,7 @@ impl Comm {
     }
 
     /// [`Comm::check_atomic_target`], keeping the provider addressing.
+    #[inline]
     fn atomic_remote(&self, target: GlobalAddr, ty: AmoType) -> Result<RemoteBuf> {
         let remote = self.remote(target, ty.size())?;
         check_aligned(target, ty)?;
