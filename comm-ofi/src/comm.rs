@@ -79,6 +79,18 @@ struct Peer {
     static_key: u64,
 }
 
+impl Peer {
+    /// The provider addressing of `addr` in its heap.
+    #[inline]
+    fn heap_remote(&self, addr: u64) -> RemoteBuf {
+        RemoteBuf {
+            fi_addr: self.fi_addr,
+            addr: addr - self.heap_offset,
+            key: self.key,
+        }
+    }
+}
+
 /// How this locale reaches a locale's heap: a copy of [`Mapped`]'s answer
 /// beside the rest of what a PUT needs of the peer, so the common PUT looks
 /// at one table entry.

@@ -33,17 +33,30 @@ pub fn put_loop_of_adds(comm: &Comm, target: GlobalAddr, n: u64) -> Res<()> {
     Ok(())
 }
 
-/// `study callgrind-put N [BYTES | add]` (every locale of a 2-locale job):
+/// The same loop of non-blocking PUTs, each waited for (`callgrind-put N
+/// nb`).
+#[inline(never)]
+pub fn put_loop_nb(comm: &Comm, target: GlobalAddr, src: &[u8], n: u64) -> Res<()> {
+    for _ in 0..n {
+        // SAFETY: the handle is waited for before `src` is touched again.
+        unsafe { comm.put_nb(target, src) }?.wait()?;
+    }
+    Ok(())
+}
+
+/// `study callgrind-put N [BYTES | add | nb]` (every locale of a 2-locale job):
 /// N blocking PUTs of BYTES (8 by default; larger ones for profiling bulk
-/// PUTs), or N atomic adds to one word.
+/// PUTs), N atomic adds to one word, or N non-blocking 8-byte PUTs each
+/// waited for.
 pub fn put_main(args: &[String]) -> Res<()> {
     let n: u64 = args
         .first()
-        .ok_or("usage: study callgrind-put N [BYTES | add]")?
+        .ok_or("usage: study callgrind-put N [BYTES | add | nb]")?
         .parse()?;
     let adds = args.get(1).is_some_and(|a| a == "add");
+    let nb = args.get(1).is_some_and(|a| a == "nb");
     let size: usize = match args.get(1) {
-        Some(_) if adds => 8,
+        Some(_) if adds || nb => 8,
         Some(s) => s.parse()?,
         None => 8,
     };
@@ -67,6 +80,9 @@ pub fn put_main(args: &[String]) -> Res<()> {
         if adds {
             put_loop_of_adds(&comm, target, n)?;
             println!("{n} adds: {}", comm.describe());
+        } else if nb {
+            put_loop_nb(&comm, target, buf, n)?;
+            println!("{n} non-blocking PUTs: {}", comm.describe());
         } else {
             put_loop(&comm, target, buf, n)?;
             println!("{n} PUTs: {}", comm.describe());

@@ -76,12 +76,7 @@ impl Comm {
                     return Ok(());
                 }
                 HeapPath::Fabric if len > 0 && !self.needs_bounce(src.as_ptr(), len) => {
-                    let remote = RemoteBuf {
-                        fi_addr: p.fi_addr,
-                        addr: dst.addr - p.heap_offset,
-                        key: p.key,
-                    };
-                    return self.put_fabric(dst.locale, src, remote);
+                    return self.put_fabric(dst.locale, src, p.heap_remote(dst.addr));
                 }
                 HeapPath::Fabric => {}
             }
@@ -255,7 +250,18 @@ impl Comm {
     /// Where a non-blocking PUT/GET of `len` bytes at `at` (local buffer at
     /// `local`) goes: copies (mapped, own heap) and bounced transfers are
     /// done by the blocking path, at once.
+    #[inline]
     fn nb_route(&self, at: GlobalAddr, len: usize, local: *const u8) -> Result<NbRoute> {
+        // The common cases from one peer-table entry, as in `Comm::put`.
+        if let Some(p) = self.heap_peer(at, len) {
+            match p.heap_path {
+                HeapPath::Mapped { .. } => return Ok(NbRoute::Blocking),
+                HeapPath::Fabric if len > 0 && !self.needs_bounce(local, len) => {
+                    return Ok(NbRoute::Provider(p.heap_remote(at.addr)));
+                }
+                HeapPath::Fabric => {}
+            }
+        }
         if self.mapped.translate(at.locale, at.addr, len).is_some() {
             return Ok(NbRoute::Blocking);
         }
@@ -309,6 +315,11 @@ impl Comm {
             self.selector.release(&mut ctx)?;
             ctx.wait_local()?;
             ctx.dangling().clear_reads();
+            return Ok(NbHandle::done(self));
+        }
+        if ctx.nb_done(seq) {
+            // Complete on return (an injected PUT: its sequence number was
+            // never in flight): a done handle, nothing to look up later.
             return Ok(NbHandle::done(self));
         }
         Ok(NbHandle {
@@ -536,6 +547,9 @@ impl<'a> NbHandle<'a> {
     }
 
     pub(super) fn wait_mut(&mut self) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
         let mut backoff = crate::Backoff::new(65, 65);
         let mut silent = crate::peer_timeout::PeerWait::new();
         while !self.test()? {
