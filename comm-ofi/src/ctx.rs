@@ -90,9 +90,13 @@ pub struct TxContext {
     /// order dummy rather than by the AM layer's no-op
     /// (`quirks::atomic_read_proves_amos`).
     prove_by_atomic_read: bool,
-    /// The batch slot the last atomic-read proof used (they use slots
-    /// `1..=AMO_BATCH`, which the ordering modes, the only ones that prove,
-    /// use for nothing else; all free again once nothing is outstanding).
+    /// The batch slot the last atomic-read proof used (slots
+    /// `1..=AMO_BATCH`; all free again once nothing is outstanding). A
+    /// proof writes only its slot's result word and descriptor, and every
+    /// proof is complete (the forcing's one wait) before anything else is
+    /// posted: an unordered batch of the ordering modes, whose operands sit
+    /// in the slots' operand words meanwhile, reads them intact and
+    /// prepares its own descriptors when it posts.
     proof_slot: usize,
     /// Completion entries, reused by every CQ read (not zeroed per read).
     cq_buf: Box<[CqEntry; 16]>,
