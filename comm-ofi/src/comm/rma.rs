@@ -52,16 +52,14 @@ impl Comm {
 
     /// Blocking PUT: copies `src` to `dst`. On return `src` may be reused;
     /// the stores become visible to others by the caller's next MCM boundary.
-    ///
-    /// The two common cases are decided inline from one entry of the peer
-    /// table ([`Comm::heap_peer`]): a heap this locale maps (a copy), and a
-    /// source that needs no bounce into the heap of another locale that
-    /// this one does not map (straight to the provider). Everything else
-    /// (static data, a bounce, an empty or invalid PUT) takes
-    /// [`Comm::put_elsewhere`], out of line, so the common cases carry none
-    /// of it.
     #[inline]
     pub fn put(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
+        // The two common cases are decided inline from one entry of the
+        // peer table (`heap_peer`): a heap this locale maps (a copy), and a
+        // source that needs no bounce into the heap of another locale that
+        // this one does not map (straight to the provider). Everything else
+        // (static data, a bounce, an empty or invalid PUT) takes
+        // `put_elsewhere`, out of line, so the common cases carry none of it.
         self.count_rma(Counter::Put, Counter::PutBytes, src.len());
         let len = src.len();
         if let Some(p) = self.heap_peer(dst, len) {
