@@ -5,6 +5,17 @@
 use super::*;
 use crate::error::peer_err;
 
+/// Where a PUT or GET goes in the common cases (`Comm::heap_route`).
+enum HeapRoute {
+    /// A CPU copy at this address (a heap mapped here, or our own).
+    Copy(*mut u8),
+    /// Straight to the provider.
+    Provider(RemoteBuf),
+    /// Anything else: static data, a bounce, empty or invalid (the general
+    /// path decides and reports).
+    Elsewhere,
+}
+
 /// See `Comm::nb_route`.
 enum NbRoute {
     /// Nothing to transfer.
@@ -54,32 +65,40 @@ impl Comm {
     /// the stores become visible to others by the caller's next MCM boundary.
     #[inline]
     pub fn put(&self, dst: GlobalAddr, src: &[u8]) -> Result<()> {
-        // The two common cases are decided inline from one entry of the
-        // peer table (`heap_peer`): a heap this locale maps (a copy), and a
-        // source that needs no bounce into the heap of another locale that
-        // this one does not map (straight to the provider). Everything else
-        // (static data, a bounce, an empty or invalid PUT) takes
+        // The common cases are decided inline (`heap_route`); everything
+        // else (static data, a bounce, an empty or invalid PUT) takes
         // `put_elsewhere`, out of line, so the common cases carry none of it.
         self.count_rma(Counter::Put, Counter::PutBytes, src.len());
-        let len = src.len();
-        if let Some(p) = self.heap_peer(dst, len) {
-            match p.heap_path {
-                HeapPath::Mapped { delta } => {
-                    self.order_mapped_after_fabric(dst.locale)?;
-                    self.diag.count(Counter::RmaLocal);
-                    // SAFETY: the range lies in a heap mapped here at
-                    // `delta` from its addresses (`heap_peer` checked it);
-                    // src is a live slice.
-                    unsafe { store_shared(dst.addr.wrapping_add(delta) as *mut u8, src) };
-                    return Ok(());
-                }
-                HeapPath::Fabric if len > 0 && !self.needs_bounce(src.as_ptr(), len) => {
-                    return self.put_fabric(dst.locale, src, p.heap_remote(dst.addr));
-                }
-                HeapPath::Fabric => {}
+        match self.heap_route(dst, src.len(), src.as_ptr()) {
+            HeapRoute::Copy(p) => {
+                self.order_mapped_after_fabric(dst.locale)?;
+                self.diag.count(Counter::RmaLocal);
+                // SAFETY: p..p+len lies in a heap reached here (`heap_route`
+                // checked the range); src is a live slice.
+                unsafe { store_shared(p, src) };
+                Ok(())
             }
+            HeapRoute::Provider(remote) => self.put_fabric(dst.locale, src, remote),
+            HeapRoute::Elsewhere => self.put_elsewhere(dst, src),
         }
-        self.put_elsewhere(dst, src)
+    }
+
+    /// Where a PUT or GET of the `len` bytes at `at`, from or to `local`,
+    /// goes in the common cases, from one entry of the peer table: a heap
+    /// this locale maps (a copy), or the heap of another locale that this
+    /// one does not map, with no bounce needed (the provider).
+    #[inline]
+    fn heap_route(&self, at: GlobalAddr, len: usize, local: *const u8) -> HeapRoute {
+        let Some(p) = self.heap_peer(at, len) else {
+            return HeapRoute::Elsewhere;
+        };
+        match p.heap_path {
+            HeapPath::Mapped { delta } => HeapRoute::Copy(at.addr.wrapping_add(delta) as *mut u8),
+            HeapPath::Fabric if len > 0 && !self.needs_bounce(local, len) => {
+                HeapRoute::Provider(p.heap_remote(at.addr))
+            }
+            HeapPath::Fabric => HeapRoute::Elsewhere,
+        }
     }
 
     /// The peer whose heap holds the `len` bytes at `at`, if they lie in a
@@ -151,15 +170,38 @@ impl Comm {
     }
 
     /// Blocking GET: copies `src` into `dst`.
+    #[inline]
     pub fn get(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
+        // Routed as `put` is.
         self.count_rma(Counter::Get, Counter::GetBytes, dst.len());
-        if let Some(p) = self.mapped.translate(src.locale, src.addr, dst.len()) {
-            self.diag.count(Counter::RmaLocal);
-            // SAFETY: p..p+len lies in a heap mapped here (translate checked
-            // the range); dst is a live slice.
-            unsafe { load_shared(p, dst) };
-            return Ok(());
+        match self.heap_route(src, dst.len(), dst.as_ptr()) {
+            HeapRoute::Copy(p) => {
+                self.diag.count(Counter::RmaLocal);
+                // SAFETY: p..p+len lies in a heap reached here (`heap_route`
+                // checked the range); dst is a live slice.
+                unsafe { load_shared(p, dst) };
+                Ok(())
+            }
+            HeapRoute::Provider(remote) => self.get_fabric(dst, src.locale, remote),
+            HeapRoute::Elsewhere => self.get_elsewhere(dst, src),
         }
+    }
+
+    /// A blocking GET from the provider through the mode's selector.
+    #[inline]
+    fn get_fabric(&self, dst: &mut [u8], target: Locale, remote: RemoteBuf) -> Result<()> {
+        let (ptr, len) = (dst.as_ptr(), dst.len());
+        self.with_ctx_settled(Settle::IfAnyTo(target), move |ctx| {
+            let op = self.rma_op(ctx, ptr, len, remote);
+            self.selector.get(ctx, target, op, Blocking::Yes)
+        })
+        .map_err(peer_err("GET", len, target))
+    }
+
+    /// [`Comm::get`] but for the common cases.
+    #[cold]
+    #[inline(never)]
+    fn get_elsewhere(&self, dst: &mut [u8], src: GlobalAddr) -> Result<()> {
         let Some(remote) = self.rma_target(src, dst.len())? else {
             return Ok(());
         };
@@ -179,11 +221,7 @@ impl Comm {
                 false,
             );
         }
-        self.with_ctx_settled(Settle::IfAnyTo(src.locale), |ctx| {
-            let op = self.rma_op(ctx, dst.as_ptr(), dst.len(), remote);
-            self.selector.get(ctx, src.locale, op, Blocking::Yes)
-        })
-        .map_err(peer_err("GET", dst.len(), src.locale))
+        self.get_fabric(dst, src.locale, remote)
     }
 
     /// Non-blocking PUT of `src` to `dst`: `src` must not be modified until
@@ -250,18 +288,12 @@ impl Comm {
     /// done by the blocking path, at once.
     #[inline]
     fn nb_route(&self, at: GlobalAddr, len: usize, local: *const u8) -> Result<NbRoute> {
-        // The common cases from one peer-table entry, as in `Comm::put`.
-        if let Some(p) = self.heap_peer(at, len) {
-            match p.heap_path {
-                HeapPath::Mapped { .. } => return Ok(NbRoute::Blocking),
-                HeapPath::Fabric if len > 0 && !self.needs_bounce(local, len) => {
-                    return Ok(NbRoute::Provider(p.heap_remote(at.addr)));
-                }
-                HeapPath::Fabric => {}
-            }
-        }
-        if self.mapped.translate(at.locale, at.addr, len).is_some() {
-            return Ok(NbRoute::Blocking);
+        match self.heap_route(at, len, local) {
+            HeapRoute::Copy(_) => return Ok(NbRoute::Blocking),
+            HeapRoute::Provider(remote) => return Ok(NbRoute::Provider(remote)),
+            // Static data, a bounce, empty or invalid: a mapped heap has
+            // been routed already (`heap_route` sees every heap range).
+            HeapRoute::Elsewhere => {}
         }
         let Some(remote) = self.rma_target(at, len)? else {
             return Ok(NbRoute::Empty);
