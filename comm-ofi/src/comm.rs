@@ -293,10 +293,15 @@ impl Comm {
                 (false, 0) if self.native.any() => "CPU (PGAS_AMO_VIA_AM)".to_string(),
                 (false, 0) => "no native".to_string(),
                 (false, k) => format!(
-                    "native ({k}/{} types{})",
+                    "native ({k}/{} types{}{})",
                     AmoType::ALL.len(),
                     if proves_amos_by_atomic_read(&self.prov.name, &self.native) {
                         ", proved by atomic read"
+                    } else {
+                        ""
+                    },
+                    if self.selector.amo_window() {
+                        ", AMO window"
                     } else {
                         ""
                     }

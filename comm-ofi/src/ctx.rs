@@ -36,9 +36,20 @@ const BATCH_SCRATCH: usize = 64;
 /// Words of one batch slot: operand, compare, result.
 const SLOT_BYTES: usize = 24;
 
+/// Atomics of delivery-complete's AMO window that may be in flight
+/// together on a context, each in a slot of its own after the batch slots
+/// (`AMO_BATCH + 1..=AMO_BATCH + AMO_WINDOW`): a window goes on across
+/// calls, while the generic layer fills the batch slots' operands before
+/// the policy settles anything, so the two never share a slot.
+pub const AMO_WINDOW: usize = 16;
+
+/// Atomic slots besides the context's own (slot 0).
+const ATOMIC_SLOTS: usize = AMO_BATCH + AMO_WINDOW;
+
 /// Scratch bytes per context for atomic operands/results (registered
-/// memory): the context's own words, then [`AMO_BATCH`] batch slots.
-pub const SCRATCH_BYTES: usize = BATCH_SCRATCH + AMO_BATCH * SLOT_BYTES;
+/// memory): the context's own words, then [`AMO_BATCH`] batch slots and
+/// [`AMO_WINDOW`] window slots.
+pub const SCRATCH_BYTES: usize = BATCH_SCRATCH + ATOMIC_SLOTS * SLOT_BYTES;
 
 /// A transmit context.
 #[derive(Debug)]
@@ -98,6 +109,14 @@ pub struct TxContext {
     /// in the slots' operand words meanwhile, reads them intact and
     /// prepares its own descriptors when it posts.
     proof_slot: usize,
+    /// The window slot the last AMO left in flight used (1..=AMO_WINDOW,
+    /// counted after the batch slots; all free again once nothing is
+    /// outstanding).
+    window_slot: usize,
+    /// Targets of AMOs left in flight by injection (no completion of their
+    /// own; `prove_by_atomic_read` providers): [`Transport::wait_all`]
+    /// completes them with an atomic-read proof per target.
+    unproven: Vec<usize>,
     /// Completion entries, reused by every CQ read (not zeroed per read).
     cq_buf: Box<[CqEntry; 16]>,
     /// Domain-wide lock for providers whose threading claims do not hold
@@ -108,7 +127,8 @@ pub struct TxContext {
     diag: Arc<crate::diag::CommDiagnostics>,
     /// Stable storage for one atomic's descriptors (see [`TxContext::atomic`]).
     amo_desc: Box<AtomicMsg>,
-    /// The same for the batch slots `1..=AMO_BATCH` (made at the first batch).
+    /// The same for the batch and window slots `1..=AMO_BATCH + AMO_WINDOW`
+    /// (made at the first use of one).
     batch_desc: Vec<AtomicMsg>,
 }
 
@@ -220,6 +240,8 @@ impl TxContext {
             inject_atomics: true,
             prove_by_atomic_read: false,
             proof_slot: 0,
+            window_slot: 0,
+            unproven: Vec::new(),
             cq_buf: Box::new([CqEntry::default(); 16]),
             serial,
             amo_desc: Box::default(),
@@ -552,7 +574,10 @@ impl TxContext {
 
     /// The operand, compare and result words of `slot` (0: words 0-2).
     fn slot_words(&self, slot: usize) -> *mut u8 {
-        assert!(slot <= AMO_BATCH, "atomic slot {slot} beyond {AMO_BATCH}");
+        assert!(
+            slot <= ATOMIC_SLOTS,
+            "atomic slot {slot} beyond {ATOMIC_SLOTS}"
+        );
         match slot {
             0 => self.scratch,
             k => self
@@ -591,7 +616,7 @@ impl TxContext {
             &mut *self.amo_desc
         } else {
             if self.batch_desc.is_empty() {
-                self.batch_desc = (0..AMO_BATCH).map(|_| AtomicMsg::default()).collect();
+                self.batch_desc = (0..ATOMIC_SLOTS).map(|_| AtomicMsg::default()).collect();
             }
             &mut self.batch_desc[slot - 1]
         };
@@ -637,6 +662,21 @@ impl TxContext {
     }
 }
 
+/// The form `op` goes in with `flags`. Delivery-complete must mean
+/// applied: shm (1.17) completes a non-fetching atomic before the target
+/// applied it even with `FI_DELIVERY_COMPLETE` (a following atomic read
+/// saw the old value); a fetching atomic completes only once its result
+/// exists, so the non-fetching one goes in its fetching form (result
+/// ignored). Every type we call native has the fetching form of every op.
+#[inline]
+fn delivered_form(op: &NativeAmo, flags: OpFlags) -> AmoForm {
+    if flags.contains(OpFlags::DELIVERY_COMPLETE) && op.form == AmoForm::Plain {
+        AmoForm::Fetch
+    } else {
+        op.form
+    }
+}
+
 /// libfabric flags for the policy's [`OpFlags`].
 fn ofi_flags(flags: OpFlags) -> Flags {
     let mut f = Flags::NONE;
@@ -661,6 +701,67 @@ fn read_flags(flags: OpFlags) -> Flags {
 }
 
 impl TxContext {
+    /// Injects the non-fetching atomic `op` (`fi_inject_atomic`: the
+    /// operand is copied before the call returns, there is no completion)
+    /// where the provider has an inject form of atomics and the type fits;
+    /// `Ok(false)`: not injected, post it. A provider that turns out to have
+    /// none gets the posted form from then on on this context.
+    fn inject_atomic(&mut self, op: &NativeAmo) -> Result<bool> {
+        if !self.inject_atomics || op.ty.size() > self.inject_size {
+            return Ok(false);
+        }
+        let operand = self.slot_words(op.slot) as *const u8;
+        let (remote, ty, aop) = (op.remote, op.ty, op.op);
+        let injected = self.post_counted(
+            "fi_inject_atomic",
+            false,
+            |ep| {
+                // SAFETY: the slot's operand word holds the operand
+                // (written by the caller just before); the provider
+                // copies it before returning; the remote word was
+                // validated.
+                unsafe { ep.inject_atomic(operand, remote, ty, aop) }
+            },
+            |_| {},
+        );
+        match injected {
+            Err(Error::Ofi(e)) if e.is_unsupported() => {
+                tracing::debug!(
+                    context = self.index,
+                    "fi_inject_atomic unsupported ({e}); atomics are posted with fi_atomicmsg"
+                );
+                self.inject_atomics = false;
+                Ok(false)
+            }
+            r => r.map(|()| true),
+        }
+    }
+
+    /// A fetching atomic read of `target`'s order dummy from a batch slot of
+    /// its own (proofs to several targets stay in flight together, one wait
+    /// for all): on a `prove_by_atomic_read` provider, once it completes
+    /// every atomic posted earlier on this context to `target` is applied.
+    fn post_atomic_read_proof(&mut self, target: usize, flags: OpFlags) -> Result<()> {
+        self.diag.count(crate::diag::Counter::ForceProof);
+        if self.outstanding == 0 {
+            self.proof_slot = 0;
+        }
+        if self.proof_slot == AMO_BATCH {
+            self.wait_local()?;
+            self.proof_slot = 0;
+        }
+        self.proof_slot += 1;
+        let remote = self.routes[target].order_dummy;
+        self.atomic_in(
+            self.proof_slot,
+            remote,
+            AmoType::U64,
+            AmoOp::Read,
+            AmoForm::Fetch,
+            ofi_flags(flags),
+        )
+    }
+
     /// The order-dummy read of `target` into scratch word 3 (its content is
     /// never looked at; several may be in flight at once).
     fn read_order_dummy(&mut self, target: usize, flags: Flags) -> Result<()> {
@@ -725,55 +826,54 @@ impl Transport for TxContext {
 
     fn post_amo(&mut self, _target: usize, op: NativeAmo, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
-        // Delivery-complete must mean applied. shm (1.17) completes a
-        // non-fetching atomic before the target applied it even with
-        // FI_DELIVERY_COMPLETE (a following atomic read saw the old value);
-        // a fetching atomic completes only once its result exists, so the
-        // non-fetching one goes in its fetching form (result ignored). Every
-        // type we call native has the fetching form of every op.
-        let form = if flags.contains(OpFlags::DELIVERY_COMPLETE) && op.form == AmoForm::Plain {
-            AmoForm::Fetch
-        } else {
-            op.form
-        };
-        if self.inject_atomics
-            && flags.is_empty()
-            && form == AmoForm::Plain
-            && op.ty.size() <= self.inject_size
-        {
-            // A non-fetching atomic with nothing to add is injected, as a
-            // small PUT is: the operand is copied before the call returns
-            // and there is no completion, so the policy's wait after it
-            // costs nothing and a window of them pipelines. Ordering and
-            // visibility are an atomic's (the policy still marks the
-            // target and proves it at the next boundary).
-            let operand = self.slot_words(op.slot) as *const u8;
-            let injected = self.post_counted(
-                "fi_inject_atomic",
-                false,
-                |ep| {
-                    // SAFETY: the slot's operand word holds the operand
-                    // (written by the caller just before); the provider
-                    // copies it before returning; the remote word was
-                    // validated.
-                    unsafe { ep.inject_atomic(operand, op.remote, op.ty, op.op) }
-                },
-                |_| {},
-            );
-            match injected {
-                // A provider without an inject form of atomics: the
-                // posted form from now on on this context.
-                Err(Error::Ofi(e)) if e.is_unsupported() => {
-                    tracing::debug!(
-                        context = self.index,
-                        "fi_inject_atomic unsupported ({e}); atomics are posted with fi_atomicmsg"
-                    );
-                    self.inject_atomics = false;
-                }
-                r => return r,
-            }
+        let form = delivered_form(&op, flags);
+        // A non-fetching atomic with nothing to add is injected, as a small
+        // PUT is: the operand is copied before the call returns and there
+        // is no completion, so the policy's wait after it costs nothing and
+        // a window of them pipelines. Ordering and visibility are an
+        // atomic's (the policy still marks the target and proves it at the
+        // next boundary).
+        if flags.is_empty() && form == AmoForm::Plain && self.inject_atomic(&op)? {
+            return Ok(());
         }
         self.atomic_in(op.slot, op.remote, op.ty, op.op, form, ofi_flags(flags))
+    }
+
+    fn post_amo_in_flight(&mut self, target: usize, op: NativeAmo, flags: OpFlags) -> Result<()> {
+        self.count_fence(flags);
+        // Where a fetching atomic read proves earlier atomics applied
+        // (shm), the AMO is injected and `wait_all` proves it (the
+        // completion the window's delivery-complete level asks for): no
+        // per-AMO round trip to the target's progress.
+        if self.prove_by_atomic_read
+            && !flags.contains(OpFlags::FENCE)
+            && op.form == AmoForm::Plain
+            && self.inject_atomic(&op)?
+        {
+            if !self.unproven.contains(&target) {
+                self.unproven.push(target);
+            }
+            return Ok(());
+        }
+        // Otherwise posted from a window slot of its own, so that the
+        // caller's operand words are free again on return.
+        if self.outstanding == 0 {
+            self.window_slot = 0;
+        }
+        if self.window_slot == AMO_WINDOW {
+            self.wait_local()?;
+            self.window_slot = 0;
+        }
+        self.window_slot += 1;
+        let slot = AMO_BATCH + self.window_slot;
+        let (from, to) = (self.slot_words(op.slot), self.slot_words(slot));
+        // SAFETY: two distinct slots' words (operand and compare, 16 bytes)
+        // in this context's registered scratch; the window slot is not in
+        // flight (every window slot is free once nothing is outstanding,
+        // and the context waited above before reusing one).
+        unsafe { ptr::copy_nonoverlapping(from, to, 16) };
+        let form = delivered_form(&op, flags);
+        self.atomic_in(slot, op.remote, op.ty, op.op, form, ofi_flags(flags))
     }
 
     fn post_send(&mut self, target: usize, op: SendOp, flags: OpFlags) -> Result<()> {
@@ -789,28 +889,10 @@ impl Transport for TxContext {
 
     fn post_prove_amo_visible(&mut self, target: usize, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
-        self.diag.count(crate::diag::Counter::ForceProof);
         if self.prove_by_atomic_read {
-            // Each proof in a slot of its own, so that proofs to several
-            // targets stay in flight together (one wait for all of them).
-            if self.outstanding == 0 {
-                self.proof_slot = 0;
-            }
-            if self.proof_slot == AMO_BATCH {
-                self.wait_local()?;
-                self.proof_slot = 0;
-            }
-            self.proof_slot += 1;
-            let remote = self.routes[target].order_dummy;
-            return self.atomic_in(
-                self.proof_slot,
-                remote,
-                AmoType::U64,
-                AmoOp::Read,
-                AmoForm::Fetch,
-                ofi_flags(flags),
-            );
+            return self.post_atomic_read_proof(target, flags);
         }
+        self.diag.count(crate::diag::Counter::ForceProof);
         if let Some(prover) = self.prover.get().cloned() {
             let req = prover.prepare_proof(target)?;
             let local = LocalBuf {
@@ -859,7 +941,7 @@ impl Transport for TxContext {
 
     #[inline]
     fn wait_all(&mut self) -> Result<()> {
-        if self.outstanding == 0 && self.proofs.is_empty() {
+        if self.outstanding == 0 && self.proofs.is_empty() && self.unproven.is_empty() {
             return Ok(());
         }
         self.wait_all_slow()
@@ -869,6 +951,12 @@ impl Transport for TxContext {
 impl TxContext {
     #[cold]
     fn wait_all_slow(&mut self) -> Result<()> {
+        // AMOs injected in a delivery-complete window complete with a proof
+        // per target (a target stays listed until its proof is posted).
+        while let Some(&target) = self.unproven.last() {
+            self.post_atomic_read_proof(target, OpFlags::NONE)?;
+            self.unproven.pop();
+        }
         let local = self.wait_local();
         let mut first_err = local.err();
         if !self.proofs.is_empty() {

@@ -27,4 +27,8 @@ pub struct ProviderInfo {
     pub wait: WaitMode,
     /// Whether the provider was granted `FI_ATOMIC`.
     pub atomics: bool,
+    /// Whether this locale's endpoint was granted atomic WAW ordering on
+    /// both sides (`select::grants_atomic_waw`; delivery-complete's AMO
+    /// window needs it at every locale).
+    pub atomic_waw: bool,
 }

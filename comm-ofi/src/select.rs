@@ -139,11 +139,37 @@ pub fn missing_order(mode: Mode, tx: u64, rx: u64) -> u64 {
     required_order(mode) & !(tx & rx)
 }
 
-/// Builds the hints for one mode attempt.
-fn hints(mode: Mode, atomics: bool, provider: Option<&str>, locality: Locality) -> Info {
+/// Orderings asked for beyond what `mode` requires, best first, the last
+/// always 0 (nothing more): the first that a provider grants is the one
+/// used. delivery-complete with native atomics asks for atomic WAW, which
+/// lets a window of non-fetching AMOs to one target stay in flight
+/// (`mcm::Selector::with_atomic_waw`); providers grant it only when asked
+/// (shm answers hints of SAS alone with SAS alone), and a provider without
+/// it still runs the mode, waiting for each AMO.
+pub fn preferred_orders(mode: Mode, atomics: bool) -> &'static [u64] {
+    match (mode, atomics) {
+        (Mode::DeliveryComplete, true) => &[sys::FI_ORDER_ATOMIC_WAW, 0],
+        _ => &[0],
+    }
+}
+
+/// Whether an `fi_info`'s transmit and receive sides both grant atomic WAW.
+pub fn grants_atomic_waw(info: &Info) -> bool {
+    info.tx_msg_order() & info.rx_msg_order() & sys::FI_ORDER_ATOMIC_WAW != 0
+}
+
+/// Builds the hints for one mode attempt, asking for the orderings `extra`
+/// beyond the mode's own.
+fn hints(
+    mode: Mode,
+    atomics: bool,
+    provider: Option<&str>,
+    locality: Locality,
+    extra: u64,
+) -> Info {
     let mut h = Info::hints();
     let mut caps = BASE_CAPS | locality.comm_caps();
-    let order = required_order(mode);
+    let order = required_order(mode) | extra;
     let mut op_flags = sys::FI_COMPLETION;
     match mode {
         Mode::MessageOrderFence => {
@@ -249,15 +275,27 @@ fn gather(req: &SelectRequest, provider: Option<&str>) -> Result<Vec<Candidate>>
             (_, false) => &[false],
         };
         for &atomics in atomic_choices {
-            let h = hints(mode, atomics, provider, req.locality);
-            if let Some(list) = Info::getinfo(&h)? {
+            // (provider, domain) already offered with a preferred ordering.
+            let mut seen: Vec<(String, String)> = Vec::new();
+            for &extra in preferred_orders(mode, atomics) {
+                let h = hints(mode, atomics, provider, req.locality, extra);
+                let Some(list) = Info::getinfo(&h)? else {
+                    continue;
+                };
+                let mut offered = Vec::new();
                 for info in list.entries() {
+                    let key = (info.prov_name(), info.domain_name());
+                    if seen.contains(&key) {
+                        continue;
+                    }
+                    offered.push(key);
                     out.push(Candidate {
                         info,
                         mode,
                         atomics,
                     });
                 }
+                seen.extend(offered);
             }
         }
     }
@@ -269,7 +307,7 @@ pub fn available_providers(locality: Locality) -> Result<Vec<String>> {
     let mut names: Vec<String> = Vec::new();
     for mode in Mode::PREFERENCE {
         for atomics in [true, false] {
-            if let Some(list) = Info::getinfo(&hints(mode, atomics, None, locality))? {
+            if let Some(list) = Info::getinfo(&hints(mode, atomics, None, locality, 0))? {
                 for i in list.entries() {
                     let n = i.prov_name();
                     if !names.contains(&n) && !n.contains("ofi_mrail") {
@@ -380,21 +418,36 @@ pub fn resolve(
     domain: &str,
     locality: Locality,
 ) -> Result<Selection> {
-    let mut h = hints(mode, atomics, Some(provider), locality);
-    h.set_domain_name(domain);
-    let list = Info::getinfo(&h)?.ok_or_else(|| {
-        Error::NoProvider(format!(
-            "locale 0 chose provider {provider} (domain {domain}, mode {mode}) but this locale's \
-             libfabric does not offer it"
-        ))
+    // The same preference as locale 0's gather: the first ordering asked
+    // for that this locale's provider grants.
+    let mut found = None;
+    let mut any_list = false;
+    for &extra in preferred_orders(mode, atomics) {
+        let mut h = hints(mode, atomics, Some(provider), locality, extra);
+        h.set_domain_name(domain);
+        let Some(list) = Info::getinfo(&h)? else {
+            continue;
+        };
+        any_list = true;
+        if let Some(info) = list
+            .entries()
+            .into_iter()
+            .find(|i| i.prov_name() == provider)
+        {
+            found = Some(info);
+            break;
+        }
+    }
+    let info = found.ok_or_else(|| {
+        Error::NoProvider(if any_list {
+            format!("provider {provider} not offered on this locale")
+        } else {
+            format!(
+                "locale 0 chose provider {provider} (domain {domain}, mode {mode}) but this \
+                 locale's libfabric does not offer it"
+            )
+        })
     })?;
-    let info = list
-        .entries()
-        .into_iter()
-        .find(|i| i.prov_name() == provider)
-        .ok_or_else(|| {
-            Error::NoProvider(format!("provider {provider} not offered on this locale"))
-        })?;
     let missing = missing_order(mode, info.tx_msg_order(), info.rx_msg_order());
     if missing != 0 {
         return Err(Error::NoProvider(format!(

@@ -32,6 +32,17 @@ pub(crate) const RANGE_BLIND: u8 = 16;
 /// neither waits for it nor marks it.
 pub(crate) const BATCH_UNWAITED: u8 = 32;
 
+/// Weakening bit: delivery-complete's AMO window goes on across targets (a
+/// non-fetching AMO to one locale does not settle those in flight to
+/// another), the negative control of the window's settle.
+pub(crate) const WINDOW_ANY_TARGET: u8 = 64;
+
+/// Whether delivery-complete's AMO window settles the AMOs in flight to
+/// other targets before it goes on (see [`WINDOW_ANY_TARGET`]).
+pub(crate) const fn window_per_target(w: u8) -> bool {
+    w & WINDOW_ANY_TARGET == 0
+}
+
 /// Whether delivery-complete waits for a batch of unordered AMOs.
 pub(crate) const fn batch_waited(w: u8) -> bool {
     w & BATCH_UNWAITED == 0

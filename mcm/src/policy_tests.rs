@@ -15,6 +15,8 @@ enum Ev {
     Put(Locale, OpFlags),
     Get(Locale, OpFlags),
     Amo(Locale, OpFlags),
+    /// An AMO left in flight (delivery-complete's window).
+    AmoInFlight(Locale, OpFlags),
     Send(Locale, OpFlags),
     OrderGet(Locale, OpFlags),
     Prove(Locale, OpFlags),
@@ -79,6 +81,9 @@ impl Transport for Recorder {
     }
     fn post_amo(&mut self, t: Locale, _: (), f: OpFlags) -> Result<(), &'static str> {
         self.record(Amo(t, f))
+    }
+    fn post_amo_in_flight(&mut self, t: Locale, _: (), f: OpFlags) -> Result<(), &'static str> {
+        self.record(AmoInFlight(t, f))
     }
     fn post_send(&mut self, t: Locale, _: (), f: OpFlags) -> Result<(), &'static str> {
         self.record(Send(t, f))
@@ -579,6 +584,93 @@ fn dc_boundary_amo_and_send_settle_any_nonblocking_put() {
         assert_eq!(tx.take()[0], WaitAll, "case {op}");
         assert!(tx.dangling.is_empty(), "case {op}");
     }
+}
+
+#[test]
+fn dc_amo_window_keeps_adds_to_one_target_in_flight_until_anything_else() {
+    let s = sel(Mode::DeliveryComplete).with_atomic_waw();
+    assert!(s.amo_window());
+    let mut tx = bound();
+    s.amo(&mut tx, 3, (), AmoKind::Update).unwrap();
+    s.amo(&mut tx, 3, (), AmoKind::Update).unwrap();
+    assert_eq!(
+        tx.take(),
+        [AmoInFlight(3, DC), AmoInFlight(3, DC)],
+        "a window to one target: no wait"
+    );
+    assert_eq!(targets(&tx.dangling), (vec![], vec![3]));
+    // Another target ends the window first.
+    s.amo(&mut tx, 4, (), AmoKind::Update).unwrap();
+    assert_eq!(tx.take(), [WaitAll, AmoInFlight(4, DC)]);
+    assert_eq!(targets(&tx.dangling), (vec![], vec![4]));
+    // So does anything but a non-fetching AMO to the window's target: a PUT
+    // or GET (to any target), a fetching AMO, a send, a boundary.
+    for op in 0..6 {
+        let mut tx = bound();
+        s.amo(&mut tx, 4, (), AmoKind::Update).unwrap();
+        tx.take();
+        match op {
+            0 => s.put(&mut tx, 4, (), Blocking::Yes).unwrap(),
+            1 => s.put(&mut tx, 5, (), Blocking::No).unwrap(),
+            2 => s.get(&mut tx, 5, (), Blocking::Yes).unwrap(),
+            3 => s.amo(&mut tx, 4, (), AmoKind::FetchUpdate).unwrap(),
+            4 => s.send(&mut tx, 4, ()).unwrap(),
+            _ => s.force_visible(&mut tx).unwrap(),
+        }
+        assert_eq!(tx.take()[0], WaitAll, "case {op}");
+        assert!(!tx.dangling.amo_dangles(4), "case {op}");
+    }
+    // A release of a bound context leaves the window in flight; of an
+    // unbound one it ends it.
+    let mut tx = bound();
+    s.amo(&mut tx, 2, (), AmoKind::Update).unwrap();
+    s.release(&mut tx).unwrap();
+    assert_eq!(tx.take(), [AmoInFlight(2, DC)]);
+    let mut tx = Recorder::new(Binding::Unbound);
+    s.amo(&mut tx, 2, (), AmoKind::Update).unwrap();
+    s.release(&mut tx).unwrap();
+    assert_eq!(tx.take(), [AmoInFlight(2, DC), WaitAll]);
+    assert!(tx.dangling.is_empty());
+}
+
+#[test]
+fn dc_amo_window_opens_only_after_nonblocking_puts_and_gets_settle() {
+    let s = sel(Mode::DeliveryComplete).with_atomic_waw();
+    let mut tx = bound();
+    s.put(&mut tx, 3, (), Blocking::No).unwrap();
+    s.amo(&mut tx, 3, (), AmoKind::Update).unwrap();
+    assert_eq!(tx.take(), [Put(3, DC), WaitAll, AmoInFlight(3, DC)]);
+    let mut tx = bound();
+    s.get(&mut tx, 3, (), Blocking::No).unwrap();
+    s.amo(&mut tx, 3, (), AmoKind::Update).unwrap();
+    assert_eq!(tx.take(), [Get(3, DC), WaitAll, AmoInFlight(3, DC)]);
+}
+
+#[test]
+fn atomic_waw_changes_only_delivery_complete() {
+    for mode in [Mode::MessageOrderFence, Mode::MessageOrder] {
+        let s = sel(mode).with_atomic_waw();
+        assert!(!s.amo_window(), "{mode}");
+        let mut plain = bound();
+        let mut waw = bound();
+        sel(mode).amo(&mut plain, 1, (), AmoKind::Update).unwrap();
+        s.amo(&mut waw, 1, (), AmoKind::Update).unwrap();
+        assert_eq!(plain.take(), waw.take(), "{mode}");
+    }
+    assert!(!sel(Mode::DeliveryComplete).amo_window());
+}
+
+#[test]
+fn window_any_target_leaves_another_targets_amos_in_flight() {
+    let s = Selector::<Recorder>::weakened(
+        Mode::DeliveryComplete,
+        Some(crate::Weakening::WindowAnyTarget),
+    )
+    .with_atomic_waw();
+    let mut tx = bound();
+    s.amo(&mut tx, 3, (), AmoKind::Update).unwrap();
+    s.amo(&mut tx, 4, (), AmoKind::Update).unwrap();
+    assert_eq!(tx.take(), [AmoInFlight(3, DC), AmoInFlight(4, DC)]);
 }
 
 // ---- weakened tables ----

@@ -10,6 +10,7 @@ use std::fmt;
 
 use crate::force::{
     BATCH_UNWAITED, NO_FORCING, NO_SOURCE_WAIT, RANGE_BLIND, READ_AMO_NO_FORCE, WAR_UNSETTLED,
+    WINDOW_ANY_TARGET,
 };
 use crate::mode::{dc, fence, order};
 use crate::{AmoKind, Blocking, Locale, Mode, Transport};
@@ -22,7 +23,9 @@ pub type PutFn<T> =
 pub type GetFn<T> =
     fn(&mut T, Locale, <T as Transport>::Get, Blocking) -> Result<(), <T as Transport>::Error>;
 /// A native-AMO implementor. AMOs are blocking: it returns once the AMO has
-/// completed locally (a fetching AMO's result has arrived).
+/// completed locally (a fetching AMO's result has arrived), except a
+/// non-fetching one in delivery-complete's AMO window, which the transport
+/// keeps in flight with its own copy of the operand.
 pub type AmoFn<T> =
     fn(&mut T, Locale, <T as Transport>::Amo, AmoKind) -> Result<(), <T as Transport>::Error>;
 /// An implementor of a batch of *unordered* non-fetching native AMOs (the
@@ -108,11 +111,15 @@ pub enum Weakening {
     /// delivery-complete: a batch of unordered AMOs is posted and not waited
     /// for, nor marked (the negative control of the batch's one wait).
     BatchUnwaited,
+    /// delivery-complete with atomic WAW: the AMO window goes on across
+    /// targets, so a non-fetching AMO to one locale leaves those to another
+    /// in flight (the negative control of the window's settle).
+    WindowAnyTarget,
 }
 
 impl Weakening {
     /// Every weakening, in the order of the list above.
-    pub const ALL: [Weakening; 13] = [
+    pub const ALL: [Weakening; 14] = [
         Weakening::NoForcing,
         Weakening::NoSourceWait,
         Weakening::ReadAmoNoForce,
@@ -126,6 +133,7 @@ impl Weakening {
         Weakening::MappedUnordered,
         Weakening::RangeBlind,
         Weakening::BatchUnwaited,
+        Weakening::WindowAnyTarget,
     ];
 
     /// The `PGAS_MCM_WEAKEN` spelling.
@@ -144,6 +152,7 @@ impl Weakening {
             Weakening::MappedUnordered => "mapped-unordered",
             Weakening::RangeBlind => "range-blind",
             Weakening::BatchUnwaited => "batch-unwaited",
+            Weakening::WindowAnyTarget => "window-any-target",
         }
     }
 
@@ -162,6 +171,7 @@ impl Weakening {
             Weakening::WarUnsettled => WAR_UNSETTLED,
             Weakening::RangeBlind => RANGE_BLIND,
             Weakening::BatchUnwaited => BATCH_UNWAITED,
+            Weakening::WindowAnyTarget => WINDOW_ANY_TARGET,
             _ => 0,
         }
     }
@@ -181,6 +191,11 @@ pub struct Selector<T: Transport> {
     send: SendFn<T>,
     force_visible: ForceVisibleFn<T>,
     release: ReleaseFn<T>,
+    /// The AMO implementor over a provider that also grants atomic WAW
+    /// (see [`Selector::with_atomic_waw`]).
+    amo_atomic_waw: AmoFn<T>,
+    /// Whether `amo` is `amo_atomic_waw` in a mode that does not require it.
+    amo_window: bool,
 }
 
 impl<T: Transport> Selector<T> {
@@ -226,8 +241,33 @@ impl<T: Transport> Selector<T> {
             Some(WAR_UNSETTLED) => Self::build::<WAR_UNSETTLED>(mode, weakening),
             Some(RANGE_BLIND) => Self::build::<RANGE_BLIND>(mode, weakening),
             Some(BATCH_UNWAITED) => Self::build::<BATCH_UNWAITED>(mode, weakening),
+            Some(WINDOW_ANY_TARGET) => Self::build::<WINDOW_ANY_TARGET>(mode, weakening),
             Some(_) => Self::build::<0>(mode, weakening),
         }
+    }
+
+    /// The same table for a provider that also grants atomic WAW ordering
+    /// (`FI_ORDER_ATOMIC_WAW`, transmit and receive side, on every locale).
+    /// delivery-complete, which requires no ordering, then keeps a window of
+    /// non-fetching AMOs to one target in flight instead of waiting for each
+    /// (the *AMO window*: `docs/mcm.md`, "delivery-complete's AMO window");
+    /// the other modes already require atomic WAW or more and do not change.
+    pub fn with_atomic_waw(self) -> Self {
+        if self.mode != Mode::DeliveryComplete {
+            return self;
+        }
+        Selector {
+            amo: self.amo_atomic_waw,
+            amo_window: true,
+            ..self
+        }
+    }
+
+    /// Whether this table relies on atomic WAW ordering beyond what its mode
+    /// requires ([`with_atomic_waw`](Self::with_atomic_waw) in
+    /// delivery-complete): delivery-complete's AMO window is on.
+    pub fn amo_window(&self) -> bool {
+        self.amo_window
     }
 
     /// Whether the generic layers must re-open hole `w` (test-only; always
@@ -250,6 +290,8 @@ impl<T: Transport> Selector<T> {
                 send: fence::send::<T, W>,
                 force_visible: fence::force_visible::<T, W>,
                 release: fence::release::<T, W>,
+                amo_atomic_waw: fence::amo::<T, W>,
+                amo_window: false,
             },
             Mode::MessageOrder => Selector {
                 mode,
@@ -261,6 +303,8 @@ impl<T: Transport> Selector<T> {
                 send: order::send::<T, W>,
                 force_visible: order::force_visible::<T, W>,
                 release: order::release::<T, W>,
+                amo_atomic_waw: order::amo::<T, W>,
+                amo_window: false,
             },
             Mode::DeliveryComplete => Selector {
                 mode,
@@ -272,6 +316,8 @@ impl<T: Transport> Selector<T> {
                 send: dc::send::<T, W>,
                 force_visible: dc::force_visible::<T, W>,
                 release: dc::release::<T, W>,
+                amo_atomic_waw: dc::amo_windowed::<T, W>,
+                amo_window: false,
             },
         }
     }
@@ -314,7 +360,9 @@ impl<T: Transport> Selector<T> {
     }
 
     /// Native AMO `op` of `kind` on a word of `target`; returns once it has
-    /// completed locally.
+    /// completed locally, or (delivery-complete's AMO window, see
+    /// [`with_atomic_waw`](Self::with_atomic_waw)) once the transport holds
+    /// its own copy of the operand: either way the caller may reuse it.
     #[inline]
     pub fn amo(
         &self,
@@ -379,6 +427,7 @@ impl<T: Transport> fmt::Debug for Selector<T> {
         f.debug_struct("Selector")
             .field("mode", &self.mode)
             .field("weakening", &self.weakening)
+            .field("amo_window", &self.amo_window)
             .finish_non_exhaustive()
     }
 }

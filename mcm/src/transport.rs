@@ -226,6 +226,21 @@ pub trait Transport {
         flags: OpFlags,
     ) -> Result<(), Self::Error>;
 
+    /// Posts a non-fetching native AMO on a word of `target` with `flags`
+    /// added, as [`post_amo`](Transport::post_amo) does, except that the
+    /// AMO may stay in flight after the caller has reused whatever the
+    /// payload points to (the operand words a generic layer fills for one
+    /// AMO at a time): the transport keeps its own copy of what the provider
+    /// reads until the AMO completes. delivery-complete's AMO window posts
+    /// through it and waits only when the window ends
+    /// ([`wait_all`](Transport::wait_all) completes it at the level asked).
+    fn post_amo_in_flight(
+        &mut self,
+        target: Locale,
+        op: Self::Amo,
+        flags: OpFlags,
+    ) -> Result<(), Self::Error>;
+
     /// Posts an AM send to `target` with `flags` added. Completes when the
     /// message has left (plain) or is in the target's receive buffer
     /// (`DELIVERY_COMPLETE`). Whether the handler has run is not part of it:

@@ -133,3 +133,28 @@ fn fence_mode_without_rma_waw_breaks_waw() {
     assert!(reaches_forbidden(litmus, LitmusTest::WawNb));
     assert!(reaches_forbidden(litmus, LitmusTest::Waw));
 }
+
+/// delivery-complete's AMO window (with atomic WAW granted): the programs
+/// whose AMOs it keeps in flight conform under every interleaving, and
+/// loom finds the flag overtaking the add when the window does not settle
+/// another target first (`window-any-target`).
+#[test]
+fn delivery_complete_amo_window() {
+    let window = Selector::for_mode(Mode::DeliveryComplete).with_atomic_waw();
+    for test in [
+        LitmusTest::MpAmoAmo,
+        LitmusTest::MpAmoAmoSplit,
+        LitmusTest::TaskEndAmo,
+    ] {
+        explore(Litmus::new(window), test);
+    }
+    let weakened = Selector::weakened(
+        Mode::DeliveryComplete,
+        Some(mcm::Weakening::WindowAnyTarget),
+    )
+    .with_atomic_waw();
+    assert!(reaches_forbidden(
+        Litmus::new(weakened),
+        LitmusTest::MpAmoAmoSplit
+    ));
+}

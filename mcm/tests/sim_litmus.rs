@@ -112,3 +112,60 @@ fn delivery_complete_waits_out_only_overlapping_puts() {
         );
     }
 }
+
+/// delivery-complete over a provider that grants atomic WAW: the AMO window.
+fn dc_window() -> Selector<mcm::sim::SimTxContext> {
+    Selector::for_mode(Mode::DeliveryComplete).with_atomic_waw()
+}
+
+#[test]
+fn delivery_complete_amo_window_conforms_for_every_seed() {
+    let litmus = Litmus::new(dc_window());
+    assert!(
+        litmus.ordering.atomic_waw,
+        "the window's provider grants it"
+    );
+    for test in LitmusTest::ALL {
+        for seed in 0..SEEDS {
+            if let Err(v) = test.run(&litmus.seeded(seed)) {
+                panic!("delivery-complete with the AMO window, seed {seed}: {v}");
+            }
+        }
+    }
+}
+
+#[test]
+fn delivery_complete_amo_window_relies_on_atomic_waw() {
+    // The window leaves the data add in flight while the flag write goes
+    // to the same target: over a provider without atomic WAW the flag can
+    // land first (MP-AMO-AMO), which the same program never shows with it.
+    let litmus =
+        Litmus::new(dc_window()).with_ordering(ProviderOrdering::for_mode(Mode::DeliveryComplete));
+    assert!(
+        !violating_seeds(litmus, LitmusTest::MpAmoAmo).is_empty(),
+        "MP-AMO-AMO should break when the window runs without atomic WAW"
+    );
+}
+
+#[test]
+fn delivery_complete_amo_window_settles_before_another_target() {
+    // The negative control of the window's settle: going on across targets,
+    // the flag at L2 lands before the add at L1 (MP-AMO-AMO-split).
+    let litmus = Litmus::new(
+        Selector::weakened(
+            Mode::DeliveryComplete,
+            Some(mcm::Weakening::WindowAnyTarget),
+        )
+        .with_atomic_waw(),
+    );
+    assert!(
+        !violating_seeds(litmus, LitmusTest::MpAmoAmoSplit).is_empty(),
+        "MP-AMO-AMO-split should break when the window does not settle other targets"
+    );
+    // The weakening changes nothing without the window.
+    let plain = Litmus::new(Selector::weakened(
+        Mode::DeliveryComplete,
+        Some(mcm::Weakening::WindowAnyTarget),
+    ));
+    assert!(violating_seeds(plain, LitmusTest::MpAmoAmoSplit).is_empty());
+}

@@ -148,6 +148,7 @@ impl Comm {
             order_granted: select::describe_order(info),
             wait,
             atomics: sel.native_atomics,
+            atomic_waw: select::grants_atomic_waw(info),
         };
 
         let serial = crate::quirks::needs_domain_lock(&prov.name)
@@ -408,6 +409,22 @@ impl Comm {
             }
         }
 
+        // delivery-complete's AMO window relies on atomic WAW at the
+        // initiator and at the target: on only if every locale was granted
+        // it (each asked for it alike; an answer may still differ by host).
+        let atomic_waw = if prov.mode == Mode::DeliveryComplete && native.any() {
+            let mine = u64::from(prov.atomic_waw).to_le_bytes();
+            crate::agree::intersect_masks(&oob.allgather(&mine)?)? != 0
+        } else {
+            false
+        };
+        let selector = Selector::weakened(prov.mode, cfg.weaken);
+        let selector = if atomic_waw {
+            selector.with_atomic_waw()
+        } else {
+            selector
+        };
+
         let serial_for_rx = serial.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let idle = IdlePolicy::new(&cfg, &prov, &mapped);
@@ -428,7 +445,7 @@ impl Comm {
                 _ => WorkFlag::Derived,
             },
             am_layer,
-            selector: Selector::weakened(prov.mode, cfg.weaken),
+            selector,
             layout,
             rx_serial: serial_for_rx,
             me,

@@ -9,7 +9,7 @@
 //! |---|---|
 //! | PUT | write (DC), wait; non-blocking: mark `put[target]` instead of waiting |
 //! | GET | read (DC), wait; non-blocking: mark `read[target]` |
-//! | AMO | AMO (DC), wait |
+//! | AMO | AMO (DC), wait; with atomic WAW granted, a non-fetching one stays in flight while the next op is one to the same target (the *AMO window*, [`amo_windowed`]) |
 //! | unordered AMO batch | post every AMO (DC), one wait for all |
 //! | AM send | send (DC), wait |
 //! | boundary | nothing, unless a non-blocking PUT or GET is still in flight |
@@ -35,19 +35,24 @@
 //! one before it (a data-race-free program cannot tell: another task sees
 //! them only after a synchronizing operation, which settles everything).
 
-use crate::force::{batch_waited, forcing, ranges_checked, settle_reads, waits_for_source};
+use crate::force::{
+    batch_waited, forcing, ranges_checked, settle_reads, waits_for_source, window_per_target,
+};
 use crate::{AmoKind, Binding, Blocking, Locale, OpFlags, Transport};
 
 const DC: OpFlags = OpFlags::DELIVERY_COMPLETE;
 
 /// Waits out in-flight non-blocking PUTs to `target` that may write some of
-/// the bytes `range` (`None`: any), if any.
+/// the bytes `range` (`None`: any), if any, and every AMO of a window still
+/// in flight (no ordering is granted between RMA and atomics).
 fn settle_target<T: Transport, const W: u8>(
     tx: &mut T,
     target: Locale,
     range: Option<(u64, u64)>,
 ) -> Result<(), T::Error> {
-    if forcing(W) && ranges_checked(W) && tx.dangling().put_overlaps(target, range) {
+    let d = tx.dangling();
+    let conflict = !d.amos().is_empty() || (ranges_checked(W) && d.put_overlaps(target, range));
+    if forcing(W) && conflict {
         tx.wait_all()?;
         tx.dangling().clear_all();
     }
@@ -119,6 +124,42 @@ pub(crate) fn amo<T: Transport, const W: u8>(
     settle_all::<T, W>(tx)?;
     tx.post_amo(target, op, DC)?;
     wait_delivered(tx)
+}
+
+/// [`amo`] over a provider that grants atomic WAW ordering
+/// (`FI_ORDER_ATOMIC_WAW`, asked for in this mode where offered): the *AMO
+/// window*. A non-fetching AMO is left in flight
+/// ([`Transport::post_amo_in_flight`], delivery-complete) and its target
+/// marked, as long as what follows is another non-fetching AMO to the same
+/// target on this context: atomic WAW applies them there in posting order,
+/// so any observer sees a prefix of the window, as if each had been waited
+/// for. Anything else ends the window first: a non-fetching AMO to another
+/// target, a fetching AMO, a PUT or GET anywhere (no ordering between RMA
+/// and atomics is granted), an AM send, a boundary, a release, the next
+/// batch: one [`Transport::wait_all`] completes every AMO of the window at
+/// the delivery-complete level. Non-blocking PUTs and GETs in flight are
+/// settled before a window opens, as before any AMO.
+pub(crate) fn amo_windowed<T: Transport, const W: u8>(
+    tx: &mut T,
+    target: Locale,
+    op: T::Amo,
+    kind: AmoKind,
+) -> Result<(), T::Error> {
+    if kind != AmoKind::Update {
+        return amo::<T, W>(tx, target, op, kind);
+    }
+    let d = tx.dangling();
+    let goes_on = d.puts().is_empty()
+        && !d.reads_pending()
+        && (d.amos().is_empty()
+            || !window_per_target(W)
+            || (d.amos().len() == 1 && d.amo_dangles(target)));
+    if !goes_on {
+        settle_all::<T, W>(tx)?;
+    }
+    tx.post_amo_in_flight(target, op, DC)?;
+    tx.dangling().mark_amo(target);
+    Ok(())
 }
 
 /// A batch of unordered AMOs: unordered among themselves by contract, so

@@ -38,11 +38,11 @@ pub struct Litmus {
 }
 
 impl Litmus {
-    /// `selector` over the weakest provider its mode accepts, with a NIC
+    /// `selector` over the weakest provider it accepts, with a NIC
     /// thread (the loom set-up).
     pub fn new(selector: Selector<SimTxContext>) -> Self {
         Litmus {
-            ordering: ProviderOrdering::for_mode(selector.mode()),
+            ordering: ProviderOrdering::for_selector(&selector),
             progress: Progress::NicThread,
             selector,
         }

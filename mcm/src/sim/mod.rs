@@ -361,6 +361,16 @@ impl Transport for SimTxContext {
         self.post(target, Action::Amo(op), flags)
     }
 
+    fn post_amo_in_flight(
+        &mut self,
+        target: Locale,
+        op: SimAmo,
+        flags: OpFlags,
+    ) -> Result<(), SimError> {
+        // The simulated AMO carries its operand by value: nothing to copy.
+        self.post(target, Action::Amo(op), flags)
+    }
+
     fn post_send(&mut self, target: Locale, op: SimSend, flags: OpFlags) -> Result<(), SimError> {
         self.post(target, Action::Send(op), flags)
     }

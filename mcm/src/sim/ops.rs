@@ -74,6 +74,21 @@ impl ProviderOrdering {
         }
     }
 
+    /// The weakest provider `selector` accepts: its mode's
+    /// ([`for_mode`](Self::for_mode)), plus atomic WAW where the table relies
+    /// on it beyond the mode (delivery-complete's AMO window).
+    pub fn for_selector<T: crate::Transport>(selector: &crate::Selector<T>) -> Self {
+        let mode = Self::for_mode(selector.mode());
+        if selector.amo_window() {
+            ProviderOrdering {
+                atomic_waw: true,
+                ..mode
+            }
+        } else {
+            mode
+        }
+    }
+
     /// What the original (Chapel) asked for in message-order-fence mode: atomic
     /// RAW/WAR/WAW and SAS, without RMA WAW. Used to show why this layer keeps
     /// RMA WAW.
