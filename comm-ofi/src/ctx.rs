@@ -27,7 +27,7 @@ pub(crate) use nb::{chunks, NbTracker};
 
 /// Atomics of one batch of unordered AMOs that may be in flight together
 /// on a context (each with its own operand words and descriptors).
-pub const AMO_BATCH: usize = 16;
+pub const AMO_BATCH: usize = 64;
 
 /// Where batch slot 1 starts in the scratch area: words 0-3 are the
 /// context's own (operand, compare, result, order-dummy read) and 4-7 spare.
@@ -41,7 +41,7 @@ const SLOT_BYTES: usize = 24;
 /// (`AMO_BATCH + 1..=AMO_BATCH + AMO_WINDOW`): a window goes on across
 /// calls, while the generic layer fills the batch slots' operands before
 /// the policy settles anything, so the two never share a slot.
-pub const AMO_WINDOW: usize = 16;
+pub const AMO_WINDOW: usize = 64;
 
 /// Atomic slots besides the context's own (slot 0).
 const ATOMIC_SLOTS: usize = AMO_BATCH + AMO_WINDOW;

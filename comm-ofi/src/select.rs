@@ -574,6 +574,26 @@ mod order_tests {
     }
 
     #[test]
+    fn only_delivery_complete_with_atomics_prefers_atomic_waw_and_always_falls_back() {
+        assert_eq!(
+            preferred_orders(Mode::DeliveryComplete, true),
+            [sys::FI_ORDER_ATOMIC_WAW, 0]
+        );
+        assert_eq!(preferred_orders(Mode::DeliveryComplete, false), [0]);
+        for mode in [Mode::MessageOrderFence, Mode::MessageOrder] {
+            for atomics in [true, false] {
+                assert_eq!(preferred_orders(mode, atomics), [0], "{mode}");
+            }
+        }
+        // The preference is never required: a provider without it is
+        // not refused for the mode.
+        assert_eq!(
+            missing_order(Mode::DeliveryComplete, sys::FI_ORDER_SAS, sys::FI_ORDER_SAS),
+            0
+        );
+    }
+
+    #[test]
     fn a_grant_short_of_the_mode_is_refused_on_either_side() {
         let mo = required_order(Mode::MessageOrder);
         assert_eq!(missing_order(Mode::MessageOrder, mo, mo), 0);

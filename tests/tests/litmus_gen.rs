@@ -518,6 +518,18 @@ fn controls(full: bool) -> Vec<Control> {
             rounds: 30 * k,
             asserted: true,
         },
+        // delivery-complete's AMO window going on across targets: the flag
+        // to another locale overtakes the adds. Caught by the simulated
+        // fabric and loom (mcm/tests); on one host the providers deliver
+        // to each target in arrival order and it has not shown: reported.
+        Control {
+            weakening: "window-any-target",
+            cell: cell("tcp;ofi_rxm", "delivery-complete"),
+            families: "AMO-WINDOW",
+            matching: "",
+            rounds: 100 * k,
+            asserted: false,
+        },
         // No forcing at all (every family but COLLECTIVE, whose own flag
         // protocol needs the forcing it removes: the collective then fails
         // as a job error, "members are not calling the same collectives").

@@ -51,14 +51,28 @@ fn passes(n: usize, provider: &str, mode: &str, rounds: &str, extra: &[(&str, &s
 
 #[test]
 fn shm_every_mode() {
-    passes(3, "shm", "message-order", "100", &[]);
-    passes(3, "shm", "delivery-complete", "100", &[]);
+    let run = passes(3, "shm", "message-order", "100", &[]);
+    assert!(!run.stderr.contains("AMO window"), "{}", run.stderr);
+    let run = passes(3, "shm", "delivery-complete", "100", &[]);
+    assert_amo_window(&run);
 }
 
 #[test]
 fn tcp_rxm_every_mode() {
     passes(3, "tcp;ofi_rxm", "message-order", "60", &[]);
-    passes(3, "tcp;ofi_rxm", "delivery-complete", "60", &[]);
+    let run = passes(3, "tcp;ofi_rxm", "delivery-complete", "60", &[]);
+    assert_amo_window(&run);
+}
+
+/// delivery-complete with native atomics asks for atomic WAW; shm grants it
+/// only when asked, tcp;ofi_rxm always: either way the AMO window is on,
+/// and the checks above (AMO visibility, MP-atomic) ran through it.
+fn assert_amo_window(run: &Run) {
+    assert!(
+        run.stderr.contains("ATOMIC_WAW") && run.stderr.contains("AMO window"),
+        "delivery-complete should have been granted atomic WAW and run the AMO window: {}",
+        run.stderr
+    );
 }
 
 #[test]

@@ -173,7 +173,9 @@ pub(crate) fn amo_batch<T: Transport, const W: u8>(
     settle_all::<T, W>(tx)?;
     let mut posted = Ok(());
     for (target, op) in ops {
-        posted = tx.post_amo(target, op, DC);
+        // In flight until the one wait (the transport may complete it its
+        // own way: shm injects and proves each target once).
+        posted = tx.post_amo_in_flight(target, op, DC);
         if posted.is_err() {
             break;
         }
