@@ -185,8 +185,9 @@ pub struct Am {
     pub(crate) here: Locale,
     pub(crate) n: Locale,
     pub(crate) hq: SegQueue<Work>,
-    /// No-op answers the AM poller could not send yet (queue full).
-    pub(crate) deferred_nops: SegQueue<Header>,
+    /// Answers of the AM poller (blocking no-ops, atomics) it could not send
+    /// yet (queue full): the request and the reply bytes.
+    pub(crate) deferred_answers: SegQueue<(Header, Vec<u8>)>,
     /// Handler threads asleep for lack of work.
     pub(crate) idle: Idle,
     slots: BufPool,
@@ -270,7 +271,7 @@ impl Am {
             here,
             n,
             hq: SegQueue::new(),
-            deferred_nops: SegQueue::new(),
+            deferred_answers: SegQueue::new(),
             idle: Idle::default(),
             slots: BufPool::new(wire::SLOT_SIZE, 64),
             sendbufs: BufPool::new(MAX_REQUEST.next_multiple_of(128), 32),

@@ -414,14 +414,14 @@ fn step(am: &Am, st: &mut PollState, timeout: i32) -> usize {
     if let Err(e) = am.comm.am_port().reap_poller_sends() {
         am.abort(&format!("a no-op answer failed: {e}"));
     }
-    // No-op answers that found a full transmit queue: retry now that
-    // we have received (in arrival order; stop at the first refusal).
-    for _ in 0..am.deferred_nops.len() {
-        let Some(h) = am.deferred_nops.pop() else {
+    // Answers that found a full transmit queue: retry now that we have
+    // received (stop at the first refusal).
+    for _ in 0..am.deferred_answers.len() {
+        let Some((h, bytes)) = am.deferred_answers.pop() else {
             break;
         };
-        if !am.answer_nop(&h) {
-            am.deferred_nops.push(h);
+        if !am.answer_from_poller(&h, &bytes) {
+            am.deferred_answers.push((h, bytes));
             break;
         }
     }
@@ -474,7 +474,7 @@ fn poll_loop(am: &Am) {
             let k = step(am, &mut st, timeout);
             (
                 k,
-                st.pending.iter().any(|p| *p) || !am.deferred_nops.is_empty(),
+                st.pending.iter().any(|p| *p) || !am.deferred_answers.is_empty(),
             )
         };
         if let Some(b) = blocking {

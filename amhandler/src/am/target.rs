@@ -146,25 +146,68 @@ impl Am {
     /// ourselves would need the very thread that sends to receive). Returns
     /// false when the transmit queue is full; the poller retries later.
     pub(crate) fn answer_nop(&self, h: &Header) -> bool {
+        self.answer_from_poller(h, &[])
+    }
+
+    /// Answers request `h` from the AM poller with the inline reply `bytes`
+    /// (at most 8: a no-op's nothing, an atomic's value): into a mapped
+    /// initiator's slot, to ourselves directly, or as one injected Reply
+    /// message (never a wait on the network). Returns false when the
+    /// transmit queue is full; the poller retries later
+    /// (`Am::deferred_answers`).
+    pub(crate) fn answer_from_poller(&self, h: &Header, bytes: &[u8]) -> bool {
+        debug_assert!(bytes.len() <= 8, "a poller answer is at most one word");
         if let Some(slot) = self.mapped_slot(h) {
-            self.publish_slot(HeapSlot(slot as u64), &[], 0, false);
+            self.publish_slot(HeapSlot(slot as u64), bytes, 0, false);
             return true;
         }
         let mut rh = Header::new(Op::Reply, 0, self.here, h.slot);
+        rh.len = bytes.len() as u32;
         rh.c = (wire::done_word(0, false, false) & 0xff) as u32;
         if h.src == self.here {
-            self.on_reply(&rh, &[]);
+            self.on_reply(&rh, bytes);
             return true;
         }
-        let mut msg = [0u8; HEADER];
-        rh.encode(&mut msg);
-        match self.comm.am_port().send_from_poller(h.src, &msg) {
+        let mut msg = [0u8; HEADER + 8];
+        rh.encode(&mut msg[..HEADER]);
+        msg[HEADER..HEADER + bytes.len()].copy_from_slice(bytes);
+        match self
+            .comm
+            .am_port()
+            .send_from_poller(h.src, &msg[..HEADER + bytes.len()])
+        {
             Ok(sent) => sent,
             Err(e) => self.abort(&format!(
-                "cannot answer the no-op of locale {} (its done slot {:#x}): {e}",
-                h.src, h.slot
+                "cannot answer the {:?} request of locale {} (its done slot {:#x}): {e}",
+                h.op, h.src, h.slot
             )),
         }
+    }
+
+    /// Applies the atomic of request `h` (a CPU atomic on our memory) and
+    /// its reply bytes; an error has applied nothing.
+    fn apply_amo(&self, h: &Header) -> std::result::Result<Vec<u8>, String> {
+        let fetch = (h.c >> 16) & 1 != 0;
+        match (
+            cpu_amo::type_from(h.c & 0xff),
+            cpu_amo::op_from((h.c >> 8) & 0xff),
+        ) {
+            (Some(ty), Some(op)) => self.local_amo(h.a, ty, op, h.b, h.d, fetch).map(|v| {
+                if cpu_amo::fetches(op, fetch) {
+                    v.to_le_bytes()[..ty.size()].to_vec()
+                } else {
+                    Vec::new()
+                }
+            }),
+            _ => Err(format!("unknown atomic code {:#x}", h.c)),
+        }
+    }
+
+    /// Whether the poller answers atomic requests itself: where the reply
+    /// is a message (or a store into a mapped initiator's slot), not the
+    /// RMA writes of `PGAS_AM_DONE=put`, which may wait on the network.
+    fn amo_on_poller(&self, h: &Header) -> bool {
+        h.blocking() && (self.cfg.done == DoneMode::Msg || self.mapped_slot(h).is_some())
     }
 
     /// The initiator's done slot of request `h` in this process, if its heap
@@ -264,21 +307,7 @@ impl Am {
                 self.reply(&h, &entry.name, r);
             }
             Op::Amo => {
-                let r = match (
-                    cpu_amo::type_from(h.c & 0xff),
-                    cpu_amo::op_from((h.c >> 8) & 0xff),
-                ) {
-                    (Some(ty), Some(op)) => self
-                        .local_amo(h.a, ty, op, h.b, h.d, (h.c >> 16) & 1 != 0)
-                        .map(|v| {
-                            if cpu_amo::fetches(op, (h.c >> 16) & 1 != 0) {
-                                v.to_le_bytes()[..ty.size()].to_vec()
-                            } else {
-                                Vec::new()
-                            }
-                        }),
-                    _ => Err(format!("unknown atomic code {:#x}", h.c)),
-                };
+                let r = self.apply_amo(&h);
                 self.reply(&h, "AMO", r);
             }
             Op::Nop => self.reply(&h, "no-op", Ok(Vec::new())),
@@ -358,9 +387,25 @@ impl Am {
             // handlers proving to each other would deadlock.
             Op::Nop if h.blocking() => {
                 if !self.answer_nop(&h) {
-                    self.deferred_nops.push(h);
+                    self.deferred_answers.push((h, Vec::new()));
                 }
             }
+            // An atomic is a CPU atomic on our memory and a one-word
+            // answer: the poller does both (no hop to a handler thread,
+            // applied in arrival order as the one handler would). An error
+            // applied nothing and goes to the handler, whose reply carries
+            // the message.
+            Op::Amo if self.amo_on_poller(&h) => match self.apply_amo(&h) {
+                Ok(bytes) => {
+                    if !self.answer_from_poller(&h, &bytes) {
+                        self.deferred_answers.push((h, bytes));
+                    }
+                }
+                Err(_) => self.push_handler(Work {
+                    h,
+                    payload: Vec::new(),
+                }),
+            },
             Op::Amo | Op::Nop => self.push_handler(Work {
                 h,
                 payload: Vec::new(),
