@@ -46,6 +46,16 @@ pub const AMO_WINDOW: usize = 64;
 /// Atomic slots besides the context's own (slot 0).
 const ATOMIC_SLOTS: usize = AMO_BATCH + AMO_WINDOW;
 
+/// The slots an atomic left in flight among others takes in turn
+/// ([`TxContext::next_slot`]).
+#[derive(Clone, Copy, Debug)]
+enum SlotRing {
+    /// Atomic-read proofs: the batch slots (result words only).
+    Proof,
+    /// delivery-complete's AMO window: the window slots.
+    Window,
+}
+
 /// Scratch bytes per context for atomic operands/results (registered
 /// memory): the context's own words, then [`AMO_BATCH`] batch slots and
 /// [`AMO_WINDOW`] window slots.
@@ -109,7 +119,7 @@ pub struct TxContext {
     /// in the slots' operand words meanwhile, reads them intact and
     /// prepares its own descriptors when it posts.
     proof_slot: usize,
-    /// The window slot the last AMO left in flight used (1..=AMO_WINDOW,
+    /// The window slot the last AMO left in flight used (`1..=AMO_WINDOW`,
     /// counted after the batch slots; all free again once nothing is
     /// outstanding).
     window_slot: usize,
@@ -737,23 +747,40 @@ impl TxContext {
         }
     }
 
+    /// The next slot of `ring` (1-based), for an atomic that stays in flight
+    /// with others: every slot is free again once nothing is outstanding,
+    /// and when the ring has gone round the context waits for everything
+    /// it posted before reusing one.
+    fn next_slot(&mut self, ring: SlotRing) -> Result<usize> {
+        let (last, len) = match ring {
+            SlotRing::Proof => (self.proof_slot, AMO_BATCH),
+            SlotRing::Window => (self.window_slot, AMO_WINDOW),
+        };
+        let next = if self.outstanding == 0 {
+            1
+        } else if last == len {
+            self.wait_local()?;
+            1
+        } else {
+            last + 1
+        };
+        match ring {
+            SlotRing::Proof => self.proof_slot = next,
+            SlotRing::Window => self.window_slot = next,
+        }
+        Ok(next)
+    }
+
     /// A fetching atomic read of `target`'s order dummy from a batch slot of
     /// its own (proofs to several targets stay in flight together, one wait
     /// for all): on a `prove_by_atomic_read` provider, once it completes
     /// every atomic posted earlier on this context to `target` is applied.
     fn post_atomic_read_proof(&mut self, target: usize, flags: OpFlags) -> Result<()> {
         self.diag.count(crate::diag::Counter::ForceProof);
-        if self.outstanding == 0 {
-            self.proof_slot = 0;
-        }
-        if self.proof_slot == AMO_BATCH {
-            self.wait_local()?;
-            self.proof_slot = 0;
-        }
-        self.proof_slot += 1;
+        let slot = self.next_slot(SlotRing::Proof)?;
         let remote = self.routes[target].order_dummy;
         self.atomic_in(
-            self.proof_slot,
+            slot,
             remote,
             AmoType::U64,
             AmoOp::Read,
@@ -857,15 +884,7 @@ impl Transport for TxContext {
         }
         // Otherwise posted from a window slot of its own, so that the
         // caller's operand words are free again on return.
-        if self.outstanding == 0 {
-            self.window_slot = 0;
-        }
-        if self.window_slot == AMO_WINDOW {
-            self.wait_local()?;
-            self.window_slot = 0;
-        }
-        self.window_slot += 1;
-        let slot = AMO_BATCH + self.window_slot;
+        let slot = AMO_BATCH + self.next_slot(SlotRing::Window)?;
         let (from, to) = (self.slot_words(op.slot), self.slot_words(slot));
         // SAFETY: two distinct slots' words (operand and compare, 16 bytes)
         // in this context's registered scratch; the window slot is not in
