@@ -9,7 +9,9 @@
 //! calls are the `ofi` layer's (`ofi::ops`); a post it answers
 //! [`Posted::TryAgain`] is retried after reaping completions (which also
 //! drives manual progress). The pure bookkeeping (chunking, non-blocking
-//! sequence numbers) is in `nb`.
+//! sequence numbers) is in `nb`; the atomic slots (operand words and
+//! descriptors of atomics in flight, the inject form, the atomic-read
+//! proof) in `slots`.
 
 use crate::am_seam::{AmLayer, PostponedAmo, ProofRequest};
 use crate::amo::{AmoForm, AmoOp, AmoType};
@@ -20,46 +22,13 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::{Arc, OnceLock};
 
+mod layout;
 mod nb;
+mod slots;
 
 pub use crate::ofi::{FiAddr, LocalBuf, RemoteBuf};
+pub use layout::{AMO_BATCH, AMO_WINDOW, SCRATCH_BYTES};
 pub(crate) use nb::{chunks, NbTracker};
-
-/// Atomics of one batch of unordered AMOs that may be in flight together
-/// on a context (each with its own operand words and descriptors).
-pub const AMO_BATCH: usize = 64;
-
-/// Where batch slot 1 starts in the scratch area: words 0-3 are the
-/// context's own (operand, compare, result, order-dummy read) and 4-7 spare.
-const BATCH_SCRATCH: usize = 64;
-
-/// Words of one batch slot: operand, compare, result.
-const SLOT_BYTES: usize = 24;
-
-/// Atomics of delivery-complete's AMO window that may be in flight
-/// together on a context, each in a slot of its own after the batch slots
-/// (`AMO_BATCH + 1..=AMO_BATCH + AMO_WINDOW`): a window goes on across
-/// calls, while the generic layer fills the batch slots' operands before
-/// the policy settles anything, so the two never share a slot.
-pub const AMO_WINDOW: usize = 64;
-
-/// Atomic slots besides the context's own (slot 0).
-const ATOMIC_SLOTS: usize = AMO_BATCH + AMO_WINDOW;
-
-/// The slots an atomic left in flight among others takes in turn
-/// ([`TxContext::next_slot`]).
-#[derive(Clone, Copy, Debug)]
-enum SlotRing {
-    /// Atomic-read proofs: the batch slots (result words only).
-    Proof,
-    /// delivery-complete's AMO window: the window slots.
-    Window,
-}
-
-/// Scratch bytes per context for atomic operands/results (registered
-/// memory): the context's own words, then [`AMO_BATCH`] batch slots and
-/// [`AMO_WINDOW`] window slots.
-pub const SCRATCH_BYTES: usize = BATCH_SCRATCH + ATOMIC_SLOTS * SLOT_BYTES;
 
 /// A transmit context.
 #[derive(Debug)]
@@ -567,98 +536,6 @@ impl TxContext {
             |ctx| ctx.doorbells.ring(target),
         )
     }
-
-    /// Posts an atomic on one element of `ty` at `remote`. The operand is
-    /// taken from scratch word 0, the compare value from word 1, and a
-    /// fetched result lands in word 2 (see [`TxContext::scratch_words`]).
-    pub fn atomic(
-        &mut self,
-        remote: RemoteBuf,
-        ty: AmoType,
-        op: AmoOp,
-        form: AmoForm,
-        flags: Flags,
-    ) -> Result<()> {
-        self.atomic_in(0, remote, ty, op, form, flags)
-    }
-
-    /// The operand, compare and result words of `slot` (0: words 0-2).
-    fn slot_words(&self, slot: usize) -> *mut u8 {
-        assert!(
-            slot <= ATOMIC_SLOTS,
-            "atomic slot {slot} beyond {ATOMIC_SLOTS}"
-        );
-        match slot {
-            0 => self.scratch,
-            k => self
-                .scratch
-                .wrapping_add(BATCH_SCRATCH + (k - 1) * SLOT_BYTES),
-        }
-    }
-
-    /// The operand word of batch slot `slot` (`1..=AMO_BATCH`), for the
-    /// next batch of unordered AMOs; the caller posts the batch and waits
-    /// for it before writing a slot again.
-    pub fn batch_operand(&mut self, slot: usize) -> &mut [u8; 8] {
-        assert!((1..=AMO_BATCH).contains(&slot), "batch slot {slot}");
-        let p = self.slot_words(slot);
-        // SAFETY: p is the slot's 8-byte operand word inside this context's
-        // SCRATCH_BYTES of heap; no operation of the context is in flight on
-        // it while the caller holds &mut self between batches.
-        unsafe { &mut *(p as *mut [u8; 8]) }
-    }
-
-    /// [`TxContext::atomic`] with the words and descriptors of `slot`.
-    fn atomic_in(
-        &mut self,
-        slot: usize,
-        remote: RemoteBuf,
-        ty: AmoType,
-        op: AmoOp,
-        form: AmoForm,
-        flags: Flags,
-    ) -> Result<()> {
-        // The descriptors live in the context, not on this stack frame:
-        // some providers (udp;ofi_rxd in 1.17) keep pointers to the result
-        // and compare iovs until the operation completes.
-        let words = self.slot_words(slot);
-        let m: *mut AtomicMsg = if slot == 0 {
-            &mut *self.amo_desc
-        } else {
-            if self.batch_desc.is_empty() {
-                self.batch_desc = (0..ATOMIC_SLOTS).map(|_| AtomicMsg::default()).collect();
-            }
-            &mut self.batch_desc[slot - 1]
-        };
-        // SAFETY: m points into this context's descriptor storage (a box or
-        // a vector made once and never resized), alive and unaliased here.
-        unsafe { (*m).prepare(remote, ty, op, words, self.desc) };
-        self.post(form.call(), |ep| {
-            // SAFETY: m points into this context's AtomicMsg of the slot,
-            // which stays put and untouched until the op completes (callers
-            // wait before reusing a slot); scratch is registered heap.
-            unsafe { ep.atomic_msg(form, &mut *m, flags) }
-        })
-    }
-
-    /// The scratch words: (operand, compare, result).
-    pub fn scratch_words(&mut self) -> (&mut [u8; 8], &mut [u8; 8], &mut [u8; 8]) {
-        // SAFETY: scratch points to SCRATCH_BYTES of heap memory owned by this
-        // context; the three 8-byte words are disjoint and no operation is in
-        // flight on them when the caller holds &mut self between ops.
-        unsafe {
-            (
-                &mut *(self.scratch as *mut [u8; 8]),
-                &mut *(self.scratch.add(8) as *mut [u8; 8]),
-                &mut *(self.scratch.add(16) as *mut [u8; 8]),
-            )
-        }
-    }
-
-    /// Whether the provider can do (ty, op, form) natively on this endpoint.
-    pub fn atomic_valid(&self, ty: AmoType, op: AmoOp, form: AmoForm) -> bool {
-        self.ep.atomic_valid(ty, op, form)
-    }
 }
 
 /// libfabric flags for the policy's [`OpFlags`].
@@ -669,21 +546,6 @@ impl TxContext {
         if flags.contains(OpFlags::FENCE) {
             self.diag.count(crate::diag::Counter::Fenced);
         }
-    }
-}
-
-/// The form `op` goes in with `flags`. Delivery-complete must mean
-/// applied: shm (1.17) completes a non-fetching atomic before the target
-/// applied it even with `FI_DELIVERY_COMPLETE` (a following atomic read
-/// saw the old value); a fetching atomic completes only once its result
-/// exists, so the non-fetching one goes in its fetching form (result
-/// ignored). Every type we call native has the fetching form of every op.
-#[inline]
-fn delivered_form(op: &NativeAmo, flags: OpFlags) -> AmoForm {
-    if flags.contains(OpFlags::DELIVERY_COMPLETE) && op.form == AmoForm::Plain {
-        AmoForm::Fetch
-    } else {
-        op.form
     }
 }
 
@@ -711,84 +573,6 @@ fn read_flags(flags: OpFlags) -> Flags {
 }
 
 impl TxContext {
-    /// Injects the non-fetching atomic `op` (`fi_inject_atomic`: the
-    /// operand is copied before the call returns, there is no completion)
-    /// where the provider has an inject form of atomics and the type fits;
-    /// `Ok(false)`: not injected, post it. A provider that turns out to have
-    /// none gets the posted form from then on on this context.
-    fn inject_atomic(&mut self, op: &NativeAmo) -> Result<bool> {
-        if !self.inject_atomics || op.ty.size() > self.inject_size {
-            return Ok(false);
-        }
-        let operand = self.slot_words(op.slot) as *const u8;
-        let (remote, ty, aop) = (op.remote, op.ty, op.op);
-        let injected = self.post_counted(
-            "fi_inject_atomic",
-            false,
-            |ep| {
-                // SAFETY: the slot's operand word holds the operand
-                // (written by the caller just before); the provider
-                // copies it before returning; the remote word was
-                // validated.
-                unsafe { ep.inject_atomic(operand, remote, ty, aop) }
-            },
-            |_| {},
-        );
-        match injected {
-            Err(Error::Ofi(e)) if e.is_unsupported() => {
-                tracing::debug!(
-                    context = self.index,
-                    "fi_inject_atomic unsupported ({e}); atomics are posted with fi_atomicmsg"
-                );
-                self.inject_atomics = false;
-                Ok(false)
-            }
-            r => r.map(|()| true),
-        }
-    }
-
-    /// The next slot of `ring` (1-based), for an atomic that stays in flight
-    /// with others: every slot is free again once nothing is outstanding,
-    /// and when the ring has gone round the context waits for everything
-    /// it posted before reusing one.
-    fn next_slot(&mut self, ring: SlotRing) -> Result<usize> {
-        let (last, len) = match ring {
-            SlotRing::Proof => (self.proof_slot, AMO_BATCH),
-            SlotRing::Window => (self.window_slot, AMO_WINDOW),
-        };
-        let next = if self.outstanding == 0 {
-            1
-        } else if last == len {
-            self.wait_local()?;
-            1
-        } else {
-            last + 1
-        };
-        match ring {
-            SlotRing::Proof => self.proof_slot = next,
-            SlotRing::Window => self.window_slot = next,
-        }
-        Ok(next)
-    }
-
-    /// A fetching atomic read of `target`'s order dummy from a batch slot of
-    /// its own (proofs to several targets stay in flight together, one wait
-    /// for all): on a `prove_by_atomic_read` provider, once it completes
-    /// every atomic posted earlier on this context to `target` is applied.
-    fn post_atomic_read_proof(&mut self, target: usize, flags: OpFlags) -> Result<()> {
-        self.diag.count(crate::diag::Counter::ForceProof);
-        let slot = self.next_slot(SlotRing::Proof)?;
-        let remote = self.routes[target].order_dummy;
-        self.atomic_in(
-            slot,
-            remote,
-            AmoType::U64,
-            AmoOp::Read,
-            AmoForm::Fetch,
-            ofi_flags(flags),
-        )
-    }
-
     /// The order-dummy read of `target` into scratch word 3 (its content is
     /// never looked at; several may be in flight at once).
     fn read_order_dummy(&mut self, target: usize, flags: Flags) -> Result<()> {
@@ -851,48 +635,15 @@ impl Transport for TxContext {
         self.rma_chunked(Rma::Read, op, read_flags(flags))
     }
 
+    #[inline]
     fn post_amo(&mut self, _target: usize, op: NativeAmo, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
-        let form = delivered_form(&op, flags);
-        // A non-fetching atomic with nothing to add is injected, as a small
-        // PUT is: the operand is copied before the call returns and there
-        // is no completion, so the policy's wait after it costs nothing and
-        // a window of them pipelines. Ordering and visibility are an
-        // atomic's (the policy still marks the target and proves it at the
-        // next boundary).
-        if flags.is_empty() && form == AmoForm::Plain && self.inject_atomic(&op)? {
-            return Ok(());
-        }
-        self.atomic_in(op.slot, op.remote, op.ty, op.op, form, ofi_flags(flags))
+        self.amo_posted(op, flags)
     }
 
     fn post_amo_in_flight(&mut self, target: usize, op: NativeAmo, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
-        // Where a fetching atomic read proves earlier atomics applied
-        // (shm), the AMO is injected and `wait_all` proves it (the
-        // completion the window's delivery-complete level asks for): no
-        // per-AMO round trip to the target's progress.
-        if self.prove_by_atomic_read
-            && !flags.contains(OpFlags::FENCE)
-            && op.form == AmoForm::Plain
-            && self.inject_atomic(&op)?
-        {
-            if !self.unproven.contains(&target) {
-                self.unproven.push(target);
-            }
-            return Ok(());
-        }
-        // Otherwise posted from a window slot of its own, so that the
-        // caller's operand words are free again on return.
-        let slot = AMO_BATCH + self.next_slot(SlotRing::Window)?;
-        let (from, to) = (self.slot_words(op.slot), self.slot_words(slot));
-        // SAFETY: two distinct slots' words (operand and compare, 16 bytes)
-        // in this context's registered scratch; the window slot is not in
-        // flight (every window slot is free once nothing is outstanding,
-        // and the context waited above before reusing one).
-        unsafe { ptr::copy_nonoverlapping(from, to, 16) };
-        let form = delivered_form(&op, flags);
-        self.atomic_in(slot, op.remote, op.ty, op.op, form, ofi_flags(flags))
+        self.amo_kept_in_flight(target, op, flags)
     }
 
     fn post_send(&mut self, target: usize, op: SendOp, flags: OpFlags) -> Result<()> {
