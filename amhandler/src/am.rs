@@ -186,8 +186,8 @@ pub struct Am {
     pub(crate) n: Locale,
     pub(crate) hq: SegQueue<Work>,
     /// Answers of the AM poller (blocking no-ops, atomics) it could not send
-    /// yet (queue full): the request and the reply bytes.
-    pub(crate) deferred_answers: SegQueue<(Header, Vec<u8>)>,
+    /// yet (queue full): the request and its answer.
+    pub(crate) deferred_answers: SegQueue<(Header, wire::WordReply)>,
     /// Handler threads asleep for lack of work.
     pub(crate) idle: Idle,
     slots: BufPool,

@@ -412,16 +412,16 @@ fn step(am: &Am, st: &mut PollState, timeout: i32) -> usize {
         }
     }
     if let Err(e) = am.comm.am_port().reap_poller_sends() {
-        am.abort(&format!("a no-op answer failed: {e}"));
+        am.abort(&format!("an answer of the AM poller failed: {e}"));
     }
     // Answers that found a full transmit queue: retry now that we have
     // received (stop at the first refusal).
     for _ in 0..am.deferred_answers.len() {
-        let Some((h, bytes)) = am.deferred_answers.pop() else {
+        let Some((h, answer)) = am.deferred_answers.pop() else {
             break;
         };
-        if !am.answer_from_poller(&h, &bytes) {
-            am.deferred_answers.push((h, bytes));
+        if !am.answer_from_poller(&h, &answer) {
+            am.deferred_answers.push((h, answer));
             break;
         }
     }

@@ -239,6 +239,32 @@ impl Header {
     }
 }
 
+/// A reply of at most one word (a no-op's nothing, an atomic's old value):
+/// what the AM poller answers a request with, kept on the stack (no
+/// allocation per atomic) and, when the transmit queue is full, in
+/// `Am::deferred_answers`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WordReply {
+    bytes: [u8; 8],
+    len: usize,
+}
+
+impl WordReply {
+    /// The low `len` bytes (little-endian) of `v`.
+    pub(crate) fn word(v: u64, len: usize) -> Self {
+        debug_assert!(len <= 8, "a poller answer is at most one word");
+        WordReply {
+            bytes: v.to_le_bytes(),
+            len,
+        }
+    }
+
+    /// The answer's bytes.
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

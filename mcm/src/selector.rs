@@ -191,17 +191,15 @@ pub struct Selector<T: Transport> {
     send: SendFn<T>,
     force_visible: ForceVisibleFn<T>,
     release: ReleaseFn<T>,
-    /// The AMO implementor over a provider that also grants atomic WAW
+    /// Whether `amo` relies on atomic WAW beyond what the mode requires
     /// (see [`Selector::with_atomic_waw`]).
-    amo_atomic_waw: AmoFn<T>,
-    /// Whether `amo` is `amo_atomic_waw` in a mode that does not require it.
     amo_window: bool,
 }
 
 impl<T: Transport> Selector<T> {
     /// The table for `mode`.
     pub fn for_mode(mode: Mode) -> Self {
-        Self::build::<0>(mode, None)
+        Self::build::<0>(mode, None, false)
     }
 
     /// **TEST-ONLY. BREAKS THE MEMORY MODEL. NEVER USE IN A REAL RUN.**
@@ -214,7 +212,7 @@ impl<T: Transport> Selector<T> {
     /// is why it is not `cfg(test)`.
     #[doc(hidden)]
     pub fn for_mode_without_forcing(mode: Mode) -> Self {
-        Self::build::<NO_FORCING>(mode, Some(Weakening::NoForcing))
+        Self::build::<NO_FORCING>(mode, Some(Weakening::NoForcing), false)
     }
 
     /// **TEST-ONLY. BREAKS PUT SOURCE SAFETY. NEVER USE IN A REAL RUN.**
@@ -224,7 +222,7 @@ impl<T: Transport> Selector<T> {
     /// PUT-SRC litmus test.
     #[doc(hidden)]
     pub fn for_mode_without_source_wait(mode: Mode) -> Self {
-        Self::build::<NO_SOURCE_WAIT>(mode, Some(Weakening::NoSourceWait))
+        Self::build::<NO_SOURCE_WAIT>(mode, Some(Weakening::NoSourceWait), false)
     }
 
     /// **TEST-ONLY**: [`for_mode`](Self::for_mode) if `weakening` is `None`,
@@ -233,16 +231,21 @@ impl<T: Transport> Selector<T> {
     /// for those layers to consult.
     #[doc(hidden)]
     pub fn weakened(mode: Mode, weakening: Option<Weakening>) -> Self {
+        Self::table(mode, weakening, false)
+    }
+
+    /// The table for `mode`, `weakening` and the AMO window.
+    fn table(mode: Mode, weakening: Option<Weakening>, amo_window: bool) -> Self {
+        let w = weakening;
         match weakening.map(Weakening::bits) {
-            None => Self::for_mode(mode),
-            Some(NO_FORCING) => Self::for_mode_without_forcing(mode),
-            Some(NO_SOURCE_WAIT) => Self::for_mode_without_source_wait(mode),
-            Some(READ_AMO_NO_FORCE) => Self::build::<READ_AMO_NO_FORCE>(mode, weakening),
-            Some(WAR_UNSETTLED) => Self::build::<WAR_UNSETTLED>(mode, weakening),
-            Some(RANGE_BLIND) => Self::build::<RANGE_BLIND>(mode, weakening),
-            Some(BATCH_UNWAITED) => Self::build::<BATCH_UNWAITED>(mode, weakening),
-            Some(WINDOW_ANY_TARGET) => Self::build::<WINDOW_ANY_TARGET>(mode, weakening),
-            Some(_) => Self::build::<0>(mode, weakening),
+            Some(NO_FORCING) => Self::build::<NO_FORCING>(mode, w, amo_window),
+            Some(NO_SOURCE_WAIT) => Self::build::<NO_SOURCE_WAIT>(mode, w, amo_window),
+            Some(READ_AMO_NO_FORCE) => Self::build::<READ_AMO_NO_FORCE>(mode, w, amo_window),
+            Some(WAR_UNSETTLED) => Self::build::<WAR_UNSETTLED>(mode, w, amo_window),
+            Some(RANGE_BLIND) => Self::build::<RANGE_BLIND>(mode, w, amo_window),
+            Some(BATCH_UNWAITED) => Self::build::<BATCH_UNWAITED>(mode, w, amo_window),
+            Some(WINDOW_ANY_TARGET) => Self::build::<WINDOW_ANY_TARGET>(mode, w, amo_window),
+            None | Some(_) => Self::build::<0>(mode, w, amo_window),
         }
     }
 
@@ -256,11 +259,7 @@ impl<T: Transport> Selector<T> {
         if self.mode != Mode::DeliveryComplete {
             return self;
         }
-        Selector {
-            amo: self.amo_atomic_waw,
-            amo_window: true,
-            ..self
-        }
+        Self::table(self.mode, self.weakening, true)
     }
 
     /// Whether this table relies on atomic WAW ordering beyond what its mode
@@ -278,7 +277,9 @@ impl<T: Transport> Selector<T> {
         self.weakening == Some(w)
     }
 
-    fn build<const W: u8>(mode: Mode, weakening: Option<Weakening>) -> Self {
+    /// `amo_window` applies to delivery-complete only (the other modes
+    /// require atomic WAW already).
+    fn build<const W: u8>(mode: Mode, weakening: Option<Weakening>, amo_window: bool) -> Self {
         match mode {
             Mode::MessageOrderFence => Selector {
                 mode,
@@ -290,7 +291,6 @@ impl<T: Transport> Selector<T> {
                 send: fence::send::<T, W>,
                 force_visible: fence::force_visible::<T, W>,
                 release: fence::release::<T, W>,
-                amo_atomic_waw: fence::amo::<T, W>,
                 amo_window: false,
             },
             Mode::MessageOrder => Selector {
@@ -303,7 +303,6 @@ impl<T: Transport> Selector<T> {
                 send: order::send::<T, W>,
                 force_visible: order::force_visible::<T, W>,
                 release: order::release::<T, W>,
-                amo_atomic_waw: order::amo::<T, W>,
                 amo_window: false,
             },
             Mode::DeliveryComplete => Selector {
@@ -311,13 +310,16 @@ impl<T: Transport> Selector<T> {
                 weakening,
                 put: dc::put::<T, W>,
                 get: dc::get::<T, W>,
-                amo: dc::amo::<T, W>,
+                amo: if amo_window {
+                    dc::amo_windowed::<T, W>
+                } else {
+                    dc::amo::<T, W>
+                },
                 amo_batch: dc::amo_batch::<T, W>,
                 send: dc::send::<T, W>,
                 force_visible: dc::force_visible::<T, W>,
                 release: dc::release::<T, W>,
-                amo_atomic_waw: dc::amo_windowed::<T, W>,
-                amo_window: false,
+                amo_window,
             },
         }
     }

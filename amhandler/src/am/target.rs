@@ -3,6 +3,7 @@
 //! the poller, handlers or executors.
 
 use super::*;
+use crate::wire::WordReply;
 
 impl Am {
     /// Runs a body, catching a panic as an error message.
@@ -145,18 +146,12 @@ impl Am {
     /// reached us). A no-op from this locale completes locally (sending to
     /// ourselves would need the very thread that sends to receive). Returns
     /// false when the transmit queue is full; the poller retries later.
-    pub(crate) fn answer_nop(&self, h: &Header) -> bool {
-        self.answer_from_poller(h, &[])
-    }
-
-    /// Answers request `h` from the AM poller with the inline reply `bytes`
-    /// (at most 8: a no-op's nothing, an atomic's value): into a mapped
-    /// initiator's slot, to ourselves directly, or as one injected Reply
-    /// message (never a wait on the network). Returns false when the
-    /// transmit queue is full; the poller retries later
-    /// (`Am::deferred_answers`).
-    pub(crate) fn answer_from_poller(&self, h: &Header, bytes: &[u8]) -> bool {
-        debug_assert!(bytes.len() <= 8, "a poller answer is at most one word");
+    ///
+    /// The poller answers atomics the same way, with their value: into a
+    /// mapped initiator's slot, to ourselves directly, or as one injected
+    /// Reply message (never a wait on the network).
+    pub(crate) fn answer_from_poller(&self, h: &Header, answer: &WordReply) -> bool {
+        let bytes = answer.as_slice();
         if let Some(slot) = self.mapped_slot(h) {
             self.publish_slot(HeapSlot(slot as u64), bytes, 0, false);
             return true;
@@ -185,19 +180,21 @@ impl Am {
     }
 
     /// Applies the atomic of request `h` (a CPU atomic on our memory) and
-    /// its reply bytes; an error has applied nothing.
-    fn apply_amo(&self, h: &Header) -> std::result::Result<Vec<u8>, String> {
+    /// its reply (the old value if it fetches, else nothing); an error has
+    /// applied nothing.
+    fn apply_amo(&self, h: &Header) -> std::result::Result<WordReply, String> {
         let fetch = (h.c >> 16) & 1 != 0;
         match (
             cpu_amo::type_from(h.c & 0xff),
             cpu_amo::op_from((h.c >> 8) & 0xff),
         ) {
             (Some(ty), Some(op)) => self.local_amo(h.a, ty, op, h.b, h.d, fetch).map(|v| {
-                if cpu_amo::fetches(op, fetch) {
-                    v.to_le_bytes()[..ty.size()].to_vec()
+                let len = if cpu_amo::fetches(op, fetch) {
+                    ty.size()
                 } else {
-                    Vec::new()
-                }
+                    0
+                };
+                WordReply::word(v, len)
             }),
             _ => Err(format!("unknown atomic code {:#x}", h.c)),
         }
@@ -307,7 +304,7 @@ impl Am {
                 self.reply(&h, &entry.name, r);
             }
             Op::Amo => {
-                let r = self.apply_amo(&h);
+                let r = self.apply_amo(&h).map(|a| a.as_slice().to_vec());
                 self.reply(&h, "AMO", r);
             }
             Op::Nop => self.reply(&h, "no-op", Ok(Vec::new())),
@@ -386,8 +383,9 @@ impl Am {
             // answering it could itself be waiting for a proof, and two
             // handlers proving to each other would deadlock.
             Op::Nop if h.blocking() => {
-                if !self.answer_nop(&h) {
-                    self.deferred_answers.push((h, Vec::new()));
+                let nothing = WordReply::default();
+                if !self.answer_from_poller(&h, &nothing) {
+                    self.deferred_answers.push((h, nothing));
                 }
             }
             // An atomic is a CPU atomic on our memory and a one-word
@@ -396,9 +394,9 @@ impl Am {
             // applied nothing and goes to the handler, whose reply carries
             // the message.
             Op::Amo if self.amo_on_poller(&h) => match self.apply_amo(&h) {
-                Ok(bytes) => {
-                    if !self.answer_from_poller(&h, &bytes) {
-                        self.deferred_answers.push((h, bytes));
+                Ok(answer) => {
+                    if !self.answer_from_poller(&h, &answer) {
+                        self.deferred_answers.push((h, answer));
                     }
                 }
                 Err(_) => self.push_handler(Work {
