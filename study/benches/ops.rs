@@ -114,37 +114,41 @@ fn bench(
     g.bench_function("put_8B", |b| b.iter(|| rt.put(remote, &buf).expect("put")));
     // Matched floor: fi_inject_write where ours injects, else fi_writemsg waited.
     // The targets' floor servers poll only around the floor's benches
-    // (Raw::resume_targets / pause_targets), as in the study's rounds.
-    raw.resume_targets().expect("resume the floor's targets");
-    g.bench_function("raw_put_8B", |b| {
-        b.iter(|| raw.put_once(8).expect("raw put"))
-    });
-    raw.pause_targets().expect("pause the floor's targets");
+    // (Raw::serving), as in the study's rounds.
+    raw.serving(|raw| {
+        g.bench_function("raw_put_8B", |b| {
+            b.iter(|| raw.put_once(8).expect("raw put"))
+        });
+    })
+    .expect("resume/pause the floor's targets");
     g.bench_function("get_8B", |b| {
         b.iter(|| rt.get(&mut buf, remote).expect("get"))
     });
-    raw.resume_targets().expect("resume the floor's targets");
-    g.bench_function("raw_fi_readmsg_8B", |b| {
-        b.iter(|| raw.get_once(8).expect("raw get"))
-    });
-    raw.pause_targets().expect("pause the floor's targets");
+    raw.serving(|raw| {
+        g.bench_function("raw_fi_readmsg_8B", |b| {
+            b.iter(|| raw.get_once(8).expect("raw get"))
+        });
+    })
+    .expect("resume/pause the floor's targets");
     let a = rt.atomic(word);
     g.bench_function("fetch_add_u64", |b| b.iter(|| a.fetch_add(1).expect("amo")));
-    raw.resume_targets().expect("resume the floor's targets");
-    if raw.fetch_add_once().is_ok() {
-        g.bench_function("raw_fi_fetch_atomic_u64", |b| {
-            b.iter(|| raw.fetch_add_once().expect("raw fetch-add"))
-        });
-    }
-    raw.pause_targets().expect("pause the floor's targets");
+    raw.serving(|raw| {
+        if raw.fetch_add_once().is_ok() {
+            g.bench_function("raw_fi_fetch_atomic_u64", |b| {
+                b.iter(|| raw.fetch_add_once().expect("raw fetch-add"))
+            });
+        }
+    })
+    .expect("resume/pause the floor's targets");
     g.bench_function("on_stmt_empty", |b| {
         b.iter(|| rt.on(1, empty, &[]).expect("on"))
     });
-    raw.resume_targets().expect("resume the floor's targets");
-    g.bench_function("raw_send_recv_round_trip", |b| {
-        b.iter(|| raw.ping_once().expect("raw ping"))
-    });
-    raw.pause_targets().expect("pause the floor's targets");
+    raw.serving(|raw| {
+        g.bench_function("raw_send_recv_round_trip", |b| {
+            b.iter(|| raw.ping_once().expect("raw ping"))
+        });
+    })
+    .expect("resume/pause the floor's targets");
     g.finish();
     c.final_summary();
 }

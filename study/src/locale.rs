@@ -108,13 +108,8 @@ fn measure_point(
             let i = (round + j) % n;
             let t = Instant::now();
             let p = match (subjects[i], floor) {
-                (Subject::Raw, Some(f)) => {
-                    // The targets' floor servers poll only in floor rounds.
-                    raw.resume_targets()?;
-                    let p = raw.measure(f, plan.budget());
-                    raw.pause_targets()?;
-                    p?
-                }
+                // The targets' floor servers poll only in floor rounds.
+                (Subject::Raw, Some(f)) => raw.serving(|raw| raw.measure(f, plan.budget()))??,
                 (s, _) => ours.measure(s, op, plan.budget())?,
             };
             spent[i] += t.elapsed();

@@ -522,7 +522,7 @@ impl Raw {
         self.outstanding = 0;
         let mut buf = [CqEntry::default(); 16];
         let mut stop = false;
-        // Paused until locale 0's first floor round (Raw::resume_targets).
+        // Paused until locale 0's first floor round (Raw::serving).
         let mut paused = true;
         let mut empty_polls = 0u32;
         let mut sends = 0usize;
@@ -587,7 +587,7 @@ impl Raw {
 
     /// Tells every target that our layer is measured next: they sleep
     /// between polls until [`Raw::resume_targets`] (locale 0).
-    pub fn pause_targets(&mut self) -> Res<()> {
+    fn pause_targets(&mut self) -> Res<()> {
         for t in 1..self.peers.len() {
             self.send_msg(t, PAUSE)?;
             self.wait_all()?;
@@ -597,13 +597,23 @@ impl Raw {
 
     /// Wakes every target for a floor round and waits for each to answer
     /// (locale 0): a paused target answers within one nap.
-    pub fn resume_targets(&mut self) -> Res<()> {
+    fn resume_targets(&mut self) -> Res<()> {
         for t in 1..self.peers.len() {
             self.post_recv(0)?;
             self.send_msg(t, RESUME)?;
             self.wait_all()?;
         }
         Ok(())
+    }
+
+    /// Runs `f` (a floor round, or a floor's bench) with every target's
+    /// server resumed, and pauses them after it whatever `f` returned
+    /// (locale 0).
+    pub fn serving<R>(&mut self, f: impl FnOnce(&mut Raw) -> R) -> Res<R> {
+        self.resume_targets()?;
+        let r = f(self);
+        self.pause_targets()?;
+        Ok(r)
     }
 
     /// Tells every target to stop (locale 0).
