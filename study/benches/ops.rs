@@ -114,8 +114,8 @@ fn bench(
     g.bench_function("put_8B", |b| b.iter(|| rt.put(remote, &buf).expect("put")));
     // Matched floor: fi_inject_write where ours injects, else fi_writemsg waited.
     // The targets' floor servers poll only around the floor's benches
-    // (Raw::serving), as in the study's rounds.
-    raw.serving(|raw| {
+    // (Raw::in_floor_round), as in the study's rounds.
+    raw.in_floor_round(|raw| {
         g.bench_function("raw_put_8B", |b| {
             b.iter(|| raw.put_once(8).expect("raw put"))
         });
@@ -124,7 +124,7 @@ fn bench(
     g.bench_function("get_8B", |b| {
         b.iter(|| rt.get(&mut buf, remote).expect("get"))
     });
-    raw.serving(|raw| {
+    raw.in_floor_round(|raw| {
         g.bench_function("raw_fi_readmsg_8B", |b| {
             b.iter(|| raw.get_once(8).expect("raw get"))
         });
@@ -132,7 +132,7 @@ fn bench(
     .expect("resume/pause the floor's targets");
     let a = rt.atomic(word);
     g.bench_function("fetch_add_u64", |b| b.iter(|| a.fetch_add(1).expect("amo")));
-    raw.serving(|raw| {
+    raw.in_floor_round(|raw| {
         if raw.fetch_add_once().is_ok() {
             g.bench_function("raw_fi_fetch_atomic_u64", |b| {
                 b.iter(|| raw.fetch_add_once().expect("raw fetch-add"))
@@ -143,7 +143,7 @@ fn bench(
     g.bench_function("on_stmt_empty", |b| {
         b.iter(|| rt.on(1, empty, &[]).expect("on"))
     });
-    raw.serving(|raw| {
+    raw.in_floor_round(|raw| {
         g.bench_function("raw_send_recv_round_trip", |b| {
             b.iter(|| raw.ping_once().expect("raw ping"))
         });

@@ -389,7 +389,7 @@ fn loadavg() -> String {
 
 /// The round trip of one cache line between cores 0 and 1, in ns (median of
 /// 5 runs of 20,000 bounces), or why there is none. On this shared VM it
-/// moves 100-370 ns between runs as the host places the two vCPUs (on the
+/// is 45-100 ns or 340-430 ns as the host places the two vCPUs (on the
 /// same L3 or not), and every cross-process row on shm moves with it: the
 /// report prints it beside each job's load so that two runs can be told
 /// apart by their state, not only by their code.

@@ -109,7 +109,9 @@ fn measure_point(
             let t = Instant::now();
             let p = match (subjects[i], floor) {
                 // The targets' floor servers poll only in floor rounds.
-                (Subject::Raw, Some(f)) => raw.serving(|raw| raw.measure(f, plan.budget()))??,
+                (Subject::Raw, Some(f)) => {
+                    raw.in_floor_round(|raw| raw.measure(f, plan.budget()))??
+                }
                 (s, _) => ours.measure(s, op, plan.budget())?,
             };
             spent[i] += t.elapsed();

@@ -522,7 +522,7 @@ impl Raw {
         self.outstanding = 0;
         let mut buf = [CqEntry::default(); 16];
         let mut stop = false;
-        // Paused until locale 0's first floor round (Raw::serving).
+        // Paused until locale 0's first floor round (Raw::in_floor_round).
         let mut paused = true;
         let mut empty_polls = 0u32;
         let mut sends = 0usize;
@@ -560,12 +560,9 @@ impl Raw {
                     // SAFETY: the receive completed: the provider is done with m.
                     let (kind, from) = unsafe { (*m, (m.add(4) as *const u32).read_unaligned()) };
                     match kind {
-                        PING => {
-                            self.send_msg(from as usize, PING)?;
-                            sends += 1;
-                        }
-                        RESUME => {
-                            paused = false;
+                        // A resume is answered like a ping.
+                        PING | RESUME => {
+                            paused &= kind != RESUME;
                             self.send_msg(from as usize, PING)?;
                             sends += 1;
                         }
@@ -585,44 +582,31 @@ impl Raw {
         Ok(())
     }
 
-    /// Tells every target that our layer is measured next: they sleep
-    /// between polls until [`Raw::resume_targets`] (locale 0).
-    fn pause_targets(&mut self) -> Res<()> {
+    /// Sends message `kind` to every target, each send waited for (locale 0).
+    fn tell_targets(&mut self, kind: u8) -> Res<()> {
         for t in 1..self.peers.len() {
-            self.send_msg(t, PAUSE)?;
-            self.wait_all()?;
-        }
-        Ok(())
-    }
-
-    /// Wakes every target for a floor round and waits for each to answer
-    /// (locale 0): a paused target answers within one nap.
-    fn resume_targets(&mut self) -> Res<()> {
-        for t in 1..self.peers.len() {
-            self.post_recv(0)?;
-            self.send_msg(t, RESUME)?;
+            self.send_msg(t, kind)?;
             self.wait_all()?;
         }
         Ok(())
     }
 
     /// Runs `f` (a floor round, or a floor's bench) with every target's
-    /// server resumed, and pauses them after it whatever `f` returned
-    /// (locale 0).
-    pub fn serving<R>(&mut self, f: impl FnOnce(&mut Raw) -> R) -> Res<R> {
-        self.resume_targets()?;
+    /// server resumed (each answers, a paused one within a nap), and pauses
+    /// them after it whatever `f` returned: they then sleep between polls
+    /// while our layer is measured (locale 0).
+    pub fn in_floor_round<R>(&mut self, f: impl FnOnce(&mut Raw) -> R) -> Res<R> {
+        for t in 1..self.peers.len() {
+            self.ask(t, RESUME)?;
+        }
         let r = f(self);
-        self.pause_targets()?;
+        self.tell_targets(PAUSE)?;
         Ok(r)
     }
 
     /// Tells every target to stop (locale 0).
     pub fn stop_targets(&mut self) -> Res<()> {
-        for t in 1..self.peers.len() {
-            self.send_msg(t, STOP)?;
-            self.wait_all()?;
-        }
-        Ok(())
+        self.tell_targets(STOP)
     }
 
     /// Whether our layer may inject a PUT of `size` bytes in this mode (no
@@ -832,8 +816,13 @@ impl Raw {
     }
 
     fn ping(&mut self, peer: usize) -> Res<()> {
+        self.ask(peer, PING)
+    }
+
+    /// Sends message `kind` to `peer` and waits for its answer.
+    fn ask(&mut self, peer: usize, kind: u8) -> Res<()> {
         self.post_recv(0)?;
-        self.send_msg(peer, PING)?;
+        self.send_msg(peer, kind)?;
         self.wait_all()
     }
 }
