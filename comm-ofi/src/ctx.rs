@@ -70,6 +70,10 @@ pub struct TxContext {
     fail_fast: bool,
     /// Largest PUT posted with `FI_INJECT` (no completion to wait for).
     inject_size: usize,
+    /// The locale's receive endpoint, where a small AM message with
+    /// nothing to add goes out injected (see [`TxContext::send_small_from`]);
+    /// `None`: every message goes out on this context's own endpoint.
+    home: Option<std::sync::Arc<Endpoint>>,
     /// Largest single transfer (`max_msg_size`): PUTs and GETs go in
     /// pieces of at most this.
     max_msg: usize,
@@ -215,6 +219,7 @@ impl TxContext {
             nb: NbTracker::new(),
             fail_fast: false,
             inject_size,
+            home: None,
             max_msg,
             inject_atomics: true,
             prove_by_atomic_read: false,
@@ -238,6 +243,69 @@ impl TxContext {
     /// dangling: see `Comm::unbind_thread`).
     pub fn unbind(&mut self) {
         self.binding = Binding::Unbound;
+    }
+
+    /// From now on a message of at most the inject size that the MCM mode
+    /// sends with nothing added goes out with `fi_inject` from `rx`, the
+    /// locale's receive endpoint, instead of this context's endpoint
+    /// (`quirks::small_messages_from_receive_endpoint`: request and answer
+    /// then share one connection). Only where that changes no guarantee:
+    ///
+    /// * the mode is message-order, whose send makes every store of the
+    ///   context visible (forcing, reads settled) before it posts the
+    ///   message, so the message needs no ordering on this endpoint; the
+    ///   sends of that mode all carry nothing, so messages that rely on
+    ///   arrival order (postponed AMOs to one target) all take `rx`, one
+    ///   connection, in send order (`fi_inject` orders like any send);
+    /// * the AM poller never sleeps ([`crate::IdlePolicy::may_sleep`]): it
+    ///   reads the receive CQ all the time, which is what moves an
+    ///   injected message the provider could not put on the wire at once
+    ///   (tcp: a connection still being made, a full socket). There is no
+    ///   completion to reap.
+    ///
+    /// Proofs (no-ops after native AMOs) stay on this endpoint: they rely on
+    /// its ordering.
+    pub fn send_small_from(&mut self, rx: std::sync::Arc<Endpoint>) {
+        self.home = Some(rx);
+    }
+
+    /// `fi_inject` of `len` bytes at `ptr` to `target` from the receive
+    /// endpoint. While the provider refuses (rxm: the connection is being
+    /// made, or its queue is full) the call retries, ringing the target:
+    /// the AM poller's reads of the receive CQ move it. With
+    /// [`TxContext::set_fail_fast`] (the AM poller's own context: the thread
+    /// that would have to read) a refusal is `WouldBlock`.
+    fn inject_from_home(
+        &self,
+        home: &Endpoint,
+        target: usize,
+        ptr: *const u8,
+        len: usize,
+    ) -> Result<()> {
+        let fi_addr = self.routes[target].fi_addr;
+        let mut silent = crate::peer_timeout::PeerWait::new();
+        loop {
+            let r = {
+                let _guard = self.serial.as_ref().map(|l| l.lock());
+                // SAFETY: `ptr..ptr+len` is the caller's live message;
+                // fi_inject copies it before returning.
+                unsafe { home.inject_send(ptr, len, fi_addr) }
+            };
+            match r {
+                Ok(Posted::Done) => return Ok(()),
+                Ok(Posted::TryAgain) => {
+                    if self.fail_fast {
+                        return Err(Error::WouldBlock { call: "fi_inject" });
+                    }
+                    if silent.expired() {
+                        return Err(silent.error("fi_inject", "room to send"));
+                    }
+                    self.doorbells.ring(target);
+                    std::thread::yield_now();
+                }
+                Err(e) => return Err(Error::Ofi(e)),
+            }
+        }
     }
 
     /// From now on AMOs are proved visible by a fetching atomic read of the
@@ -321,6 +389,9 @@ impl TxContext {
     /// complete (its completion is reaped by a later progress call).
     /// With [`TxContext::set_fail_fast`], a full queue is `WouldBlock`.
     pub fn inject_send(&mut self, target: usize, msg: &[u8]) -> Result<()> {
+        if let Some(home) = &self.home {
+            return self.inject_from_home(home, target, msg.as_ptr(), msg.len());
+        }
         self.progress_nowait()?;
         let local = LocalBuf {
             ptr: msg.as_ptr() as *mut u8,
@@ -648,6 +719,11 @@ impl Transport for TxContext {
 
     fn post_send(&mut self, target: usize, op: SendOp, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
+        if let Some(home) = &self.home {
+            if flags.is_empty() && op.local.len <= self.inject_size {
+                return self.inject_from_home(home, target, op.local.ptr, op.local.len);
+            }
+        }
         self.send(target, op.local, ofi_flags(flags))
     }
 

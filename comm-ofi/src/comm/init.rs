@@ -428,6 +428,14 @@ impl Comm {
         let serial_for_rx = serial.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let idle = IdlePolicy::new(&cfg, &prov, &mapped);
+        let small_from_rx = crate::quirks::small_messages_from_receive_endpoint(&prov.name)
+            && prov.mode == Mode::MessageOrder
+            && !idle.may_sleep();
+        if small_from_rx {
+            for ctx in &mut contexts {
+                ctx.send_small_from(rx_ep.clone());
+            }
+        }
         let progress = spawn_startup_progress(rx_ep.clone(), stop.clone(), serial, idle)?;
 
         if cfg.weaken.is_some() {

@@ -320,6 +320,25 @@ impl Endpoint {
         posted(dir.call(), ret)
     }
 
+    /// `fi_inject` of `len` bytes at `buf` to the receive endpoint at
+    /// `fi_addr`: the provider copies the message before returning, and no
+    /// completion is reported.
+    ///
+    /// # Safety
+    /// `buf..buf+len` is readable.
+    #[inline]
+    pub unsafe fn inject_send(
+        &self,
+        buf: *const u8,
+        len: usize,
+        fi_addr: FiAddr,
+    ) -> Result<Posted, OfiError> {
+        // SAFETY: the endpoint is enabled; the caller vouches for the buffer;
+        // with fi_inject nothing is used after the call.
+        let ret = unsafe { sys::fi_inject(self.as_ptr(), buf as *const c_void, len, fi_addr) };
+        posted("fi_inject", ret)
+    }
+
     /// `fi_sendmsg` of `local` to the receive endpoint at `fi_addr`.
     ///
     /// # Safety
