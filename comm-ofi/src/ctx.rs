@@ -173,6 +173,12 @@ pub struct NativeAmo {
 pub struct SendOp {
     /// The message.
     pub local: LocalBuf,
+    /// Someone waits for it: a blocking request (its sender, for the
+    /// answer) or a reply (its receiver). Such a message may leave from the
+    /// receive endpoint ([`TxContext::send_small_from`]); the others
+    /// (non-blocking requests, postponed AMOs, shutdown) keep this
+    /// context's endpoint, and so their order with each other.
+    pub awaited: bool,
 }
 
 /// A lock serialising every libfabric call of a domain.
@@ -245,18 +251,26 @@ impl TxContext {
         self.binding = Binding::Unbound;
     }
 
-    /// From now on a message of at most the inject size that the MCM mode
-    /// sends with nothing added goes out with `fi_inject` from `rx`, the
-    /// locale's receive endpoint, instead of this context's endpoint
+    /// From now on an *awaited* message ([`SendOp::awaited`]: a blocking
+    /// request, a reply) of at most the inject size that the MCM mode sends
+    /// without a fence goes out with `fi_inject` from `rx`, the locale's
+    /// receive endpoint, instead of this context's endpoint
     /// (`quirks::small_messages_from_receive_endpoint`: request and answer
-    /// then share one connection). Only where that changes no guarantee:
+    /// then share one connection). The AM poller's answers do too
+    /// ([`TxContext::inject_send`]). Only where that changes no guarantee:
     ///
-    /// * the mode is message-order, whose send makes every store of the
-    ///   context visible (forcing, reads settled) before it posts the
-    ///   message, so the message needs no ordering on this endpoint; the
-    ///   sends of that mode all carry nothing, so messages that rely on
-    ///   arrival order (postponed AMOs to one target) all take `rx`, one
-    ///   connection, in send order (`fi_inject` orders like any send);
+    /// * the mode is message-order or delivery-complete. Both make every
+    ///   store of the context visible (message-order forces, delivery-complete
+    ///   settles) and settle its reads before they post the message, so the
+    ///   message needs no ordering on this endpoint. Delivery-complete's
+    ///   `FI_DELIVERY_COMPLETE` is dropped: the message is awaited, and its
+    ///   answer (or, for a reply, the receiver's wait) implies its delivery.
+    ///   Message-order-fence fences some sends and keeps every message here;
+    /// * only awaited messages move: none can still be in flight when its
+    ///   sender goes on or finalizes. Messages whose order matters among
+    ///   themselves (postponed AMOs to one target, arriving in send order;
+    ///   the shutdown message, which must arrive after every earlier request
+    ///   of its thread) are not awaited and keep this endpoint;
     /// * the AM poller never sleeps ([`crate::IdlePolicy::may_sleep`]): it
     ///   reads the receive CQ all the time, which is what moves an
     ///   injected message the provider could not put on the wire at once
@@ -719,8 +733,9 @@ impl Transport for TxContext {
 
     fn post_send(&mut self, target: usize, op: SendOp, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
+        // Delivery-complete's flag is not carried over (see `send_small_from`).
         if let Some(home) = &self.home {
-            if flags.is_empty() && op.local.len <= self.inject_size {
+            if op.awaited && !flags.contains(OpFlags::FENCE) && op.local.len <= self.inject_size {
                 return self.inject_from_home(home, target, op.local.ptr, op.local.len);
             }
         }

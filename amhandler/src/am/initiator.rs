@@ -32,6 +32,22 @@ impl Am {
 
     /// Sends one request (header + inline payload) from a heap buffer.
     pub(crate) fn send_msg(&self, target: Locale, h: &Header, payload: &[u8]) -> Result<()> {
+        self.send_encoded(target, h, payload, false)
+    }
+
+    /// [`Am::send_msg`] of a message someone waits for (a blocking request,
+    /// a reply): see `AmPort::send_awaited`.
+    pub(crate) fn send_awaited(&self, target: Locale, h: &Header, payload: &[u8]) -> Result<()> {
+        self.send_encoded(target, h, payload, true)
+    }
+
+    fn send_encoded(
+        &self,
+        target: Locale,
+        h: &Header,
+        payload: &[u8],
+        awaited: bool,
+    ) -> Result<()> {
         let total = HEADER + payload.len();
         if total > MAX_REQUEST {
             return Err(Error::TooLarge {
@@ -48,7 +64,12 @@ impl Am {
         let out = unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, total) };
         h.encode(&mut out[..HEADER]);
         out[HEADER..].copy_from_slice(payload);
-        let r = self.comm.am_port().send(target, out);
+        let port = self.comm.am_port();
+        let r = if awaited {
+            port.send_awaited(target, out)
+        } else {
+            port.send(target, out)
+        };
         self.sendbufs.put(buf);
         r?;
         self.counters.sent.fetch_add(1, Ordering::Relaxed);
@@ -65,7 +86,7 @@ impl Am {
         let slot = self.slots.get(&self.comm)?;
         slot::arm(&HeapSlot(slot));
         h.slot = slot;
-        if let Err(e) = self.send_msg(target, &h, payload) {
+        if let Err(e) = self.send_awaited(target, &h, payload) {
             self.slots.put(slot);
             return Err(e);
         }

@@ -120,7 +120,7 @@ impl Am {
                 rh.c = (wire::done_word(0, large, error) & 0xff) as u32;
                 rh.a = large_at;
                 let inline: &[u8] = if large { &[] } else { &bytes };
-                return self.send_msg(h.src, &rh, inline);
+                return self.send_awaited(h.src, &rh, inline);
             }
             let slot = GlobalAddr::new(h.src, h.slot);
             if large {

@@ -87,8 +87,8 @@ impl Comm {
     /// MCM selector (which first makes the caller's stores visible as the
     /// mode says) and waits for local completion (the buffer may be reused
     /// on return). `msg` must lie in the registered heap when the provider
-    /// needs `FI_MR_LOCAL`.
-    pub(crate) fn send(&self, target: Locale, msg: &[u8]) -> Result<()> {
+    /// needs `FI_MR_LOCAL`. `awaited`: see [`SendOp::awaited`].
+    pub(crate) fn send(&self, target: Locale, msg: &[u8], awaited: bool) -> Result<()> {
         self.check_locale(target)?;
         // A mapped target's poller may sleep on its doorbell: ring before
         // (it wakes while we send; providers whose send completes only once
@@ -103,7 +103,7 @@ impl Comm {
                 len: msg.len(),
                 desc: self.local_desc(ctx, msg.as_ptr(), msg.len()),
             };
-            self.selector.send(ctx, target, SendOp { local })
+            self.selector.send(ctx, target, SendOp { local, awaited })
         })
         .map_err(peer_err("active message", msg.len(), target))?;
         self.mapped.ring(target);
@@ -205,7 +205,16 @@ impl AmPort<'_> {
     /// for local completion. `msg` must lie in the registered heap when the
     /// provider needs `FI_MR_LOCAL`.
     pub fn send(&self, target: Locale, msg: &[u8]) -> Result<()> {
-        self.comm.send(target, msg)
+        self.comm.send(target, msg, false)
+    }
+
+    /// [`AmPort::send`] of a message someone waits for: a blocking request
+    /// (the caller waits for the answer) or a reply (its receiver waits for
+    /// it). Where small messages leave from the receive endpoint
+    /// (`TxContext::send_small_from`) such a message may, without a
+    /// completion; the others keep the caller's endpoint and their order.
+    pub fn send_awaited(&self, target: Locale, msg: &[u8]) -> Result<()> {
+        self.comm.send(target, msg, true)
     }
 
     /// Sends a short message from the AM poller without ever waiting

@@ -429,7 +429,7 @@ impl Comm {
         let stop = Arc::new(AtomicBool::new(false));
         let idle = IdlePolicy::new(&cfg, &prov, &mapped);
         let small_from_rx = crate::quirks::small_messages_from_receive_endpoint(&prov.name)
-            && prov.mode == Mode::MessageOrder
+            && matches!(prov.mode, Mode::MessageOrder | Mode::DeliveryComplete)
             && !idle.may_sleep();
         if small_from_rx {
             for ctx in &mut contexts {
