@@ -59,7 +59,7 @@ pub fn single_endpoint(provider: &str, forced: bool) -> bool {
 /// (`TcpExtTCPHPHits` near 0). Sending small AM messages from the receive
 /// endpoint puts request and answer on one connection: the fetch-add via
 /// AM went from 14.7-15.4 us to 11.8-12.1 us (the raw send/recv round trip
-/// is 10-12 us). See `TxContext::send_small_from`.
+/// is 10-12 us). See `TxContext::send_small_from` (awaited messages only).
 pub fn small_messages_from_receive_endpoint(provider: &str) -> bool {
     provider.contains("ofi_rxm")
 }

@@ -208,8 +208,8 @@ fn delay(rng: &mut Rng) {
 
 /// An on-statement's arguments: program, thread, iteration in 9 bytes, so
 /// that with the AM header (48 bytes) the request fits every provider's
-/// inject size here (tcp;ofi_rxm's 64 the least): on tcp;ofi_rxm in
-/// message-order mode it goes out injected from the receive endpoint
+/// inject size here (tcp;ofi_rxm's 64 the least): on tcp;ofi_rxm a blocking
+/// one goes out injected from the receive endpoint
 /// (`TxContext::send_small_from`). In the `inject+1` programs the arguments
 /// are padded to one byte past the inject size (where that is still an
 /// inline request: tcp, sockets), so the request goes out from the caller's
