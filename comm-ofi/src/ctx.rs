@@ -70,9 +70,9 @@ pub struct TxContext {
     fail_fast: bool,
     /// Largest PUT posted with `FI_INJECT` (no completion to wait for).
     inject_size: usize,
-    /// The locale's receive endpoint, where a small AM message with
-    /// nothing to add goes out injected (see [`TxContext::send_small_from`]);
-    /// `None`: every message goes out on this context's own endpoint.
+    /// The locale's receive endpoint, where a small awaited AM message goes
+    /// out injected (see [`TxContext::send_small_from`]); `None`: every
+    /// message goes out on this context's own endpoint.
     home: Option<std::sync::Arc<Endpoint>>,
     /// Largest single transfer (`max_msg_size`): PUTs and GETs go in
     /// pieces of at most this.
@@ -400,7 +400,10 @@ impl TxContext {
 
     /// Posts a send of `msg` (at most the inject size) with `FI_INJECT`: the
     /// buffer is free on return and the call never waits for the send to
-    /// complete (its completion is reaped by a later progress call).
+    /// complete (its completion is reaped by a later progress call). Where
+    /// awaited messages leave from the receive endpoint
+    /// ([`TxContext::send_small_from`]) this one does too, with `fi_inject`
+    /// and no completion: an answer is awaited by its requester.
     /// With [`TxContext::set_fail_fast`], a full queue is `WouldBlock`.
     pub fn inject_send(&mut self, target: usize, msg: &[u8]) -> Result<()> {
         if let Some(home) = &self.home {

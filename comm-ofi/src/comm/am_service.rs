@@ -85,9 +85,10 @@ impl Comm {
 
     /// Sends the AM request `msg` to `target`'s receive endpoint through the
     /// MCM selector (which first makes the caller's stores visible as the
-    /// mode says) and waits for local completion (the buffer may be reused
-    /// on return). `msg` must lie in the registered heap when the provider
-    /// needs `FI_MR_LOCAL`. `awaited`: see [`SendOp::awaited`].
+    /// mode says) and waits for local completion, or injects it (either way
+    /// the buffer may be reused on return). `msg` must lie in the registered
+    /// heap when the provider needs `FI_MR_LOCAL`. `awaited`: see
+    /// [`SendOp::awaited`].
     pub(crate) fn send(&self, target: Locale, msg: &[u8], awaited: bool) -> Result<()> {
         self.check_locale(target)?;
         // A mapped target's poller may sleep on its doorbell: ring before
