@@ -86,8 +86,10 @@ pub trait AmLayer: Send + Sync + std::fmt::Debug {
     fn may_postpone(&self) -> bool;
     /// Sends `req` to the word's owner and, unless `postpone` (never for a
     /// fetching op), waits for its 'done'. The send goes through
-    /// [`AmPort::send`](crate::AmPort::send), so the caller's earlier stores are ordered before it
-    /// by the MCM selector.
+    /// [`AmPort::send`](crate::AmPort::send) (a postponed one) or
+    /// [`AmPort::send_awaited`](crate::AmPort::send_awaited) (one waited
+    /// for), so the caller's earlier stores are ordered before it by the MCM
+    /// selector.
     fn send_amo(&self, req: &AmoRequest, postpone: bool) -> Result<AmoReply>;
     /// Waits for the 'done' of a postponed AMO; an error reply is returned.
     fn await_postponed(&self, amo: PostponedAmo) -> Result<()>;
