@@ -284,42 +284,31 @@ impl TxContext {
     }
 
     /// `fi_inject` of `len` bytes at `ptr` to `target` from the receive
-    /// endpoint. While the provider refuses (rxm: the connection is being
-    /// made, or its queue is full) the call retries, ringing the target:
-    /// the AM poller's reads of the receive CQ move it. With
+    /// endpoint `home`, through [`TxContext::post_counted`] (nothing
+    /// counted): while the provider refuses (rxm: the connection is being
+    /// made, or its queue is full) it rings the target and retries; the AM
+    /// poller's reads of the receive CQ are what move it. With
     /// [`TxContext::set_fail_fast`] (the AM poller's own context: the thread
     /// that would have to read) a refusal is `WouldBlock`.
     fn inject_from_home(
-        &self,
-        home: &Endpoint,
+        &mut self,
+        home: std::sync::Arc<Endpoint>,
         target: usize,
         ptr: *const u8,
         len: usize,
     ) -> Result<()> {
         let fi_addr = self.routes[target].fi_addr;
-        let mut silent = crate::peer_timeout::PeerWait::new();
-        loop {
-            let r = {
-                let _guard = self.serial.as_ref().map(|l| l.lock());
+        self.post_counted(
+            "fi_inject",
+            false,
+            // This context's endpoint is not the one posted on.
+            |_| {
                 // SAFETY: `ptr..ptr+len` is the caller's live message;
                 // fi_inject copies it before returning.
                 unsafe { home.inject_send(ptr, len, fi_addr) }
-            };
-            match r {
-                Ok(Posted::Done) => return Ok(()),
-                Ok(Posted::TryAgain) => {
-                    if self.fail_fast {
-                        return Err(Error::WouldBlock { call: "fi_inject" });
-                    }
-                    if silent.expired() {
-                        return Err(silent.error("fi_inject", "room to send"));
-                    }
-                    self.doorbells.ring(target);
-                    std::thread::yield_now();
-                }
-                Err(e) => return Err(Error::Ofi(e)),
-            }
-        }
+            },
+            |ctx| ctx.doorbells.ring(target),
+        )
     }
 
     /// From now on AMOs are proved visible by a fetching atomic read of the
@@ -406,7 +395,7 @@ impl TxContext {
     /// and no completion: an answer is awaited by its requester.
     /// With [`TxContext::set_fail_fast`], a full queue is `WouldBlock`.
     pub fn inject_send(&mut self, target: usize, msg: &[u8]) -> Result<()> {
-        if let Some(home) = &self.home {
+        if let Some(home) = self.home.clone() {
             return self.inject_from_home(home, target, msg.as_ptr(), msg.len());
         }
         self.progress_nowait()?;
@@ -737,8 +726,8 @@ impl Transport for TxContext {
     fn post_send(&mut self, target: usize, op: SendOp, flags: OpFlags) -> Result<()> {
         self.count_fence(flags);
         // Delivery-complete's flag is not carried over (see `send_small_from`).
-        if let Some(home) = &self.home {
-            if op.awaited && !flags.contains(OpFlags::FENCE) && op.local.len <= self.inject_size {
+        if op.awaited && !flags.contains(OpFlags::FENCE) && op.local.len <= self.inject_size {
+            if let Some(home) = self.home.clone() {
                 return self.inject_from_home(home, target, op.local.ptr, op.local.len);
             }
         }
