@@ -369,6 +369,20 @@ impl Raw {
                     self.outstanding += counted as usize;
                     return Ok(());
                 }
+                Posted::TryAgain
+                    if self.wait == WaitMode::Block && self.outstanding == 0 && !self.serving =>
+                {
+                    // As comm-ofi's `TxContext::post_retry`: the queue is
+                    // full of injected operations, which report no
+                    // completion, so no CQ read can end the wait; the
+                    // provider's own progress thread empties the queue.
+                    // (A `fi_cq_sread` here slept its whole 100 ms, the
+                    // queue drained meanwhile, and the next batches of a
+                    // point, shorter than the queue, measured how fast it
+                    // fills: 0.38 us per 8 B PUT on `sockets`, against a
+                    // wall time of 67-75 us per PUT for the same point.)
+                    std::thread::yield_now();
+                }
                 Posted::TryAgain => {
                     let k = self.reap(&mut buf)?;
                     if self.serving {

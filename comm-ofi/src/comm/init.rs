@@ -403,6 +403,11 @@ impl Comm {
         let agreed =
             crate::agree::intersect_masks(&oob.allgather(&native.type_mask().to_le_bytes())?)?;
         let native = native.restrict_types(agreed);
+        if info.progresses_by_itself() {
+            for ctx in &mut contexts {
+                ctx.set_provider_progresses();
+            }
+        }
         if proves_amos_by_atomic_read(&prov.name, &native) {
             for ctx in &mut contexts {
                 ctx.prove_amos_by_atomic_read();

@@ -223,6 +223,11 @@ impl Info {
     pub fn data_progress(&self) -> sys::fi_progress {
         self.dom().data_progress
     }
+    /// Whether the provider moves data by itself (`FI_PROGRESS_AUTO`: an
+    /// internal thread, as `sockets` has), not only inside our calls.
+    pub fn progresses_by_itself(&self) -> bool {
+        self.data_progress() == sys::FI_PROGRESS_AUTO
+    }
     /// Whether the provider has the named capability bits (all of them).
     pub fn has_caps(&self, bits: u64) -> bool {
         self.caps() & bits == bits
