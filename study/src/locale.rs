@@ -13,7 +13,7 @@ use crate::ours::Ours;
 use crate::plan::{Op, Plan};
 use crate::proto::{self, Record, Subject};
 use crate::raw::Raw;
-use crate::stats::{Point, Res};
+use crate::stats::{bursty, median, Point, Res};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -133,11 +133,27 @@ fn measure_point(
         ));
     }
     let (size, param, unit) = op.shape();
+    let mut bursts = Vec::new();
     for (i, s) in subjects.iter().enumerate() {
         let (note, per) = match (s, floor) {
             (Subject::Raw, Some(f)) => (raw.name(f), f.per_call() as f64),
             _ => (ours.note(*s, op), op.per_call() as f64),
         };
+        let med = median(
+            &mut rounds[i]
+                .iter()
+                .map(|p| p.median_us / per)
+                .collect::<Vec<_>>(),
+        );
+        let mean = median(
+            &mut rounds[i]
+                .iter()
+                .map(|p| p.mean_us / per)
+                .collect::<Vec<_>>(),
+        );
+        if bursty(med, mean) {
+            bursts.push(format!("{} {med:.3} us, sustained {mean:.3}", s.as_str()));
+        }
         rep.record(&Record {
             subject: *s,
             point: id,
@@ -149,6 +165,15 @@ fn measure_point(
             rounds: rounds[i].iter().map(|p| p.median_us / per).collect(),
             note,
         });
+    }
+    if !bursts.is_empty() {
+        rep.info(&format!(
+            "bursts: {}: per operation, median of the samples against the sustained cost \
+             (all samples' time over their operations): {}; the provider's queue takes \
+             operations fast and empties slowly, so the median (the table) measures bursts",
+            op.label(),
+            bursts.join("; ")
+        ));
     }
     rep.advance(&op.label());
     Ok(())

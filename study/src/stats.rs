@@ -52,6 +52,19 @@ pub struct Point {
     pub samples: usize,
     /// Operations timed in all (warm-up excluded).
     pub ops: u64,
+    /// Time of all samples over `ops`, in microseconds: the sustained cost.
+    /// Far above the median when a provider's queue absorbs a burst fast
+    /// and empties slowly ([`bursty`]).
+    pub mean_us: f64,
+}
+
+/// Whether a point's sustained cost (`mean_us`) is so far above its median
+/// that the median describes bursts, not a stream of operations: more than
+/// 3x and 1 us above it. It happens where an operation reports no
+/// completion (an injected PUT) and the provider moves it later: most
+/// samples only fill the provider's queue, a few wait for it to empty.
+pub fn bursty(median_us: f64, mean_us: f64) -> bool {
+    mean_us > 3.0 * median_us && mean_us - median_us > 1.0
 }
 
 /// Median of `v` (sorted in place); 0 for an empty slice.
@@ -153,6 +166,7 @@ fn batched(budget: Budget, batch: u64, op: &mut impl FnMut() -> Res<()>) -> Res<
         }
     }
     let ops = batch * samples.len() as u64;
+    let mean_us = start.elapsed().as_secs_f64() * 1e6 / ops as f64;
     let min_us = samples.iter().copied().fold(f64::INFINITY, f64::min);
     let n = samples.len();
     Ok(Point {
@@ -160,6 +174,7 @@ fn batched(budget: Budget, batch: u64, op: &mut impl FnMut() -> Res<()>) -> Res<
         min_us,
         samples: n,
         ops,
+        mean_us,
     })
 }
 
@@ -191,11 +206,13 @@ pub fn measure_timed(budget: Budget, mut op: impl FnMut() -> Res<Duration>) -> R
     }
     let min_us = samples.iter().copied().fold(f64::INFINITY, f64::min);
     let n = samples.len();
+    let mean_us = samples.iter().sum::<f64>() / n as f64;
     Ok(Point {
         median_us: median(&mut samples),
         min_us,
         samples: n,
         ops: n as u64,
+        mean_us,
     })
 }
 
@@ -236,6 +253,30 @@ mod tests {
         assert!(p.samples >= b.min_samples && p.samples <= b.max_samples);
         assert!(p.median_us >= 0.0 && p.min_us <= p.median_us);
         assert!(n >= p.ops);
+    }
+
+    #[test]
+    fn mean_is_the_sustained_cost() {
+        // Every 10th call stalls, as an injected PUT does when the
+        // provider's queue is full: the median misses it, the mean not.
+        let mut n = 0u64;
+        let p = measure(Budget::ms(20), || {
+            n += 1;
+            if n % 10 == 0 {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert!(p.mean_us >= 15.0, "mean {} us", p.mean_us);
+        assert!(p.mean_us > p.median_us, "{p:?}");
+    }
+
+    #[test]
+    fn bursty_needs_a_factor_and_an_absolute_gap() {
+        assert!(bursty(0.05, 7.5));
+        assert!(!bursty(0.05, 0.1), "3x but not 1 us above");
+        assert!(!bursty(10.0, 25.0), "1 us above but not 3x");
     }
 
     #[test]
