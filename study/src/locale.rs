@@ -169,8 +169,9 @@ fn measure_point(
     if !bursts.is_empty() {
         rep.info(&format!(
             "bursts: {}: per operation, median of the samples against the sustained cost \
-             (all samples' time over their operations): {}; the provider's queue takes \
-             operations fast and empties slowly, so the median (the table) measures bursts",
+             (all samples' time over their operations): {}; a few operations take far \
+             longer than most (e.g. a provider's queue that takes operations fast and \
+             empties slowly), so the median (the table) describes bursts, not a stream",
             op.label(),
             bursts.join("; ")
         ));

@@ -62,7 +62,8 @@ pub struct Point {
 /// that the median describes bursts, not a stream of operations: more than
 /// 3x and 1 us above it. It happens where an operation reports no
 /// completion (an injected PUT) and the provider moves it later: most
-/// samples only fill the provider's queue, a few wait for it to empty.
+/// samples only fill the provider's queue, a few wait for it to empty (and
+/// where a few timed operations are descheduled).
 pub fn bursty(median_us: f64, mean_us: f64) -> bool {
     mean_us > 3.0 * median_us && mean_us - median_us > 1.0
 }
