@@ -44,6 +44,10 @@ pub fn needs_domain_lock(provider: &str) -> bool {
 /// No provider here needs it; `PGAS_SINGLE_ENDPOINT` (set to anything;
 /// `forced`, from [`crate::Config::single_endpoint`]) forces it for
 /// diagnosis (it was tried against the rxd atomics crash below, in vain).
+/// Then every context shares one transmit CQ and each counts only its own
+/// operations, so a thread can reap another's completion and that one's
+/// waiter waits forever: a GET from a task on `sockets` did in the study
+/// (2026-11-27). Diagnose with one communicating thread only.
 pub fn single_endpoint(provider: &str, forced: bool) -> bool {
     let _ = provider;
     forced

@@ -198,6 +198,13 @@ impl Comm {
         let rx_cq = Cq::open(&domain, 1024, wait)?;
         let tx_cq_size = info.tx_size().clamp(64, 4096) + 64;
         let single_ep = crate::quirks::single_endpoint(&prov.name, cfg.single_endpoint);
+        if single_ep {
+            tracing::warn!(
+                "PGAS_SINGLE_ENDPOINT (diagnosis only): every transmit context shares one CQ; \
+                 with more than one communicating thread a completion can be reaped by the \
+                 wrong thread and its waiter wait forever"
+            );
+        }
         let rx_ep = if single_ep {
             let tx_cq = Cq::open(&domain, tx_cq_size, wait)?;
             Arc::new(Endpoint::open_split(
