@@ -176,6 +176,37 @@ fn negative_control_is_caught() {
     }
 }
 
+/// The cached "nothing to force" flag (`Comm::force_visible_if_any`) after
+/// a PUT whose settling of a postponed AMO ran a task end on the same
+/// thread (`tests/examples/work_flag_probe.rs`, which builds that
+/// interleaving with an AM layer of its own): the PUT is forced with the
+/// real policy and skipped with `work-flag-before-post`, every time. The
+/// litmus cell for it needs a late PUT on loopback and is only reported.
+#[test]
+fn work_flag_after_a_settling_put() {
+    for provider in ["shm", "tcp;ofi_rxm"] {
+        let env = [
+            ("PGAS_PROVIDER", provider),
+            ("PGAS_MCM_MODE", "message-order"),
+            ("PGAS_LOCAL_PATH", "fabric"),
+        ];
+        let probe = example("work_flag_probe");
+        let run = launch(2, &probe, &[], &env, Duration::from_secs(60));
+        run.assert_ok(&format!("work_flag_probe on {provider}"));
+        assert!(
+            run.stdout.contains("work_flag_probe ok: forced"),
+            "{provider}: {run:?}"
+        );
+        let mut weak = env.to_vec();
+        weak.push(("PGAS_MCM_WEAKEN", "work-flag-before-post"));
+        let run = launch(2, &probe, &[], &weak, Duration::from_secs(60));
+        assert!(
+            !run.ok() && run.stderr.contains("skipped the PUT"),
+            "{provider}: the weakened flag was not caught: {run:?}"
+        );
+    }
+}
+
 #[test]
 fn bad_weaken_value_is_named() {
     let run = probe(
