@@ -20,6 +20,7 @@
 //! Locale 1 serves (the provider's progress) until locale 0 is done.
 
 use comm_ofi::{AmLayer, AmoOp, AmoReply, AmoRequest, AmoType, Comm, PostponedAmo, ProofRequest};
+use pgas_tests::e;
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
 
@@ -62,20 +63,18 @@ impl AmLayer for TaskEndWhileAwaiting {
     }
 }
 
-fn run() -> Result<String, String> {
-    let comm = Comm::init().map_err(|e| format!("init: {e}"))?;
-    let word = comm.alloc(8, 8).map_err(|e| format!("alloc: {e}"))?;
-    comm.barrier().map_err(|e| format!("barrier: {e}"))?;
+fn run() -> Result<(), String> {
+    let comm = Comm::init().map_err(e("init"))?;
+    let word = comm.alloc(8, 8).map_err(e("alloc"))?;
+    comm.barrier().map_err(e("barrier"))?;
     if comm.here() == 0 {
         let layer = Arc::new(TaskEndWhileAwaiting::default());
         let _ = layer.comm.set(comm.clone());
         comm.install_am_layer(layer);
-        if !comm.bind_thread().map_err(|e| format!("bind: {e}"))? {
+        if !comm.bind_thread().map_err(e("bind"))? {
             return Err("no transmit context to bind the main thread to".into());
         }
-        let there = comm
-            .symmetric(word, 1)
-            .map_err(|e| format!("symmetric: {e}"))?;
+        let there = comm.symmetric(word, 1).map_err(e("symmetric"))?;
         comm.amo_on_route(
             comm_ofi::AmoRoute::Cpu,
             there,
@@ -85,14 +84,13 @@ fn run() -> Result<String, String> {
             0,
             false,
         )
-        .map_err(|e| format!("postponed add: {e}"))?;
-        comm.put(there, &7u64.to_le_bytes())
-            .map_err(|e| format!("PUT: {e}"))?;
+        .map_err(e("postponed add"))?;
+        comm.put(there, &7u64.to_le_bytes()).map_err(e("PUT"))?;
         let diag = comm.diagnostics();
         diag.reset();
         diag.start();
         comm.force_visible_if_any()
-            .map_err(|e| format!("force_visible_if_any: {e}"))?;
+            .map_err(e("force_visible_if_any"))?;
         diag.stop();
         let forced = diag.snapshot().get(comm_ofi::Counter::ForceGet);
         if forced == 0 {
@@ -100,27 +98,17 @@ fn run() -> Result<String, String> {
                 "force_visible_if_any skipped the PUT: the work flag said nothing to force".into(),
             );
         }
-        comm.unbind_thread().map_err(|e| format!("unbind: {e}"))?;
-        comm.barrier().map_err(|e| format!("barrier: {e}"))?;
-        comm.finalize().map_err(|e| format!("finalize: {e}"))?;
-        return Ok(format!("work_flag_probe ok: forced {forced}"));
+        comm.unbind_thread().map_err(e("unbind"))?;
+        comm.barrier().map_err(e("barrier"))?;
+        comm.finalize().map_err(e("finalize"))?;
+        println!("work_flag_probe ok: forced {forced}");
+        return Ok(());
     }
-    comm.barrier().map_err(|e| format!("barrier: {e}"))?;
-    comm.finalize().map_err(|e| format!("finalize: {e}"))?;
-    Ok(String::new())
+    comm.barrier().map_err(e("barrier"))?;
+    comm.finalize().map_err(e("finalize"))?;
+    Ok(())
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(line) => {
-            if !line.is_empty() {
-                println!("{line}");
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("work_flag_probe: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    pgas_tests::exit("work_flag_probe", run())
 }
