@@ -329,8 +329,8 @@ impl TxContext {
 
     /// The provider moves posted operations by itself (auto progress): a
     /// full transmit queue with nothing of ours to complete is waited out
-    /// by yielding to its progress thread, not by reading our CQ
-    /// ([`TxContext::post_retry`]).
+    /// by yielding to its progress thread, not by reading our CQ (the
+    /// retry loop of every post).
     pub fn set_provider_progresses(&mut self) {
         self.provider_progresses = true;
     }
