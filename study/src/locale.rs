@@ -13,7 +13,7 @@ use crate::ours::Ours;
 use crate::plan::{Op, Plan};
 use crate::proto::{self, Record, Subject};
 use crate::raw::Raw;
-use crate::stats::{bursty, median, Point, Res};
+use crate::stats::{bursty, Point, Res, Spread};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -139,20 +139,17 @@ fn measure_point(
             (Subject::Raw, Some(f)) => (raw.name(f), f.per_call() as f64),
             _ => (ours.note(*s, op), op.per_call() as f64),
         };
-        let med = median(
-            &mut rounds[i]
-                .iter()
-                .map(|p| p.median_us / per)
-                .collect::<Vec<_>>(),
-        );
-        let mean = median(
-            &mut rounds[i]
-                .iter()
-                .map(|p| p.mean_us / per)
-                .collect::<Vec<_>>(),
-        );
-        if bursty(med, mean) {
-            bursts.push(format!("{} {med:.3} us, sustained {mean:.3}", s.as_str()));
+        let medians: Vec<f64> = rounds[i].iter().map(|p| p.median_us / per).collect();
+        let means: Vec<f64> = rounds[i].iter().map(|p| p.mean_us / per).collect();
+        if let (Some(med), Some(mean)) = (Spread::of(&medians), Spread::of(&means)) {
+            if bursty(med.med, mean.med) {
+                bursts.push(format!(
+                    "{} {:.3} us, sustained {:.3}",
+                    s.as_str(),
+                    med.med,
+                    mean.med
+                ));
+            }
         }
         rep.record(&Record {
             subject: *s,
@@ -162,7 +159,7 @@ fn measure_point(
             param,
             unit,
             samples: rounds[i].iter().map(|p| p.samples).sum(),
-            rounds: rounds[i].iter().map(|p| p.median_us / per).collect(),
+            rounds: medians,
             note,
         });
     }

@@ -481,8 +481,9 @@ fn controls(full: bool) -> Vec<Control> {
         // reader's GET on loopback, and three runs of 1,200 that night saw
         // it once with the binary before that day's change and never with
         // the one after (whose postponed-AMO answers come back faster, on
-        // one connection: the settle's window is shorter). Nothing else
-        // catches this weakening today (docs/conformance.md says so).
+        // one connection: the settle's window is shorter). It is asserted
+        // deterministically by `work_flag_probe` (tests/tests/mcm.rs,
+        // `work_flag_after_a_settling_put`).
         Control {
             weakening: "work-flag-before-post",
             cell: Cell {
