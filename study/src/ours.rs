@@ -11,7 +11,7 @@
 //! runs it on the calling (main) thread.
 
 use crate::plan::{Op, Plan};
-use crate::proto::Subject;
+use crate::proto::{Subject, LOCAL_PAGE_OFFSET};
 use crate::stats::{measure, measure_timed, Budget, Point, Res};
 use comm_ofi::{AmoOp, AmoType, GlobalAddr};
 use runtime_shim::{Builder, Dist, FnId, GlobalPtr, Runtime};
@@ -38,6 +38,37 @@ const WORDS: usize = 8;
 pub unsafe fn heap_slice<'a>(at: GlobalAddr, len: usize) -> &'a mut [u8] {
     // SAFETY: forwarded from the caller's guarantee.
     unsafe { std::slice::from_raw_parts_mut(at.addr as *mut u8, len) }
+}
+
+/// A caller's buffer of `len` bytes, [`LOCAL_PAGE_OFFSET`] into a page
+/// whatever the allocator returned, so that a blocking PUT or GET spans the
+/// pages the floor's does (a `Vec` of the same length would move between
+/// runs with the allocator's placement).
+struct UserBuf {
+    mem: Vec<u8>,
+    at: usize,
+    len: usize,
+}
+
+impl UserBuf {
+    fn new(len: usize) -> UserBuf {
+        let mem = vec![0u8; len + 4096 + LOCAL_PAGE_OFFSET as usize];
+        let at = mem.as_ptr().align_offset(4096) + LOCAL_PAGE_OFFSET as usize;
+        UserBuf { mem, at, len }
+    }
+}
+
+impl std::ops::Deref for UserBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.mem[self.at..self.at + self.len]
+    }
+}
+
+impl std::ops::DerefMut for UserBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.mem[self.at..self.at + self.len]
+    }
 }
 
 /// What a measuring closure needs (cheap to clone into a task).
@@ -77,7 +108,8 @@ impl Ours {
         let rt = b.init()?;
         let len = plan.region_bytes() as usize;
         let region = rt.alloc_all::<u8>(len)?;
-        let local = rt.alloc_all::<u8>(len)?;
+        // Room for the local side's page offset (comm-level rows).
+        let local = rt.alloc_all::<u8>(len + LOCAL_PAGE_OFFSET as usize)?;
         let words = rt.alloc_all::<u64>(WORDS)?;
         let remote = if rt.num_locales() > 1 {
             region.at(1)?
@@ -209,8 +241,14 @@ fn run(env: &Env, subject: Subject, op: Op, b: Budget) -> Res<Point> {
     let remote = env.remote;
     if subject == Subject::CommTask {
         // SAFETY: `local` is this locale's own registered buffer of `len`
-        // bytes; only the one measuring thread touches it, through this slice.
-        let buf = unsafe { heap_slice(env.local.global_addr(), env.len) };
+        // bytes after its page offset (allocated with room for it); only the
+        // one measuring thread touches it, through this slice.
+        let buf = unsafe {
+            heap_slice(
+                env.local.add(LOCAL_PAGE_OFFSET as usize).global_addr(),
+                env.len,
+            )
+        };
         let dst = remote.global_addr();
         let word = env.word(1, WORD_AMO).global_addr();
         return match op {
@@ -243,11 +281,12 @@ fn run(env: &Env, subject: Subject, op: Op, b: Budget) -> Res<Point> {
     }
     match op {
         Op::Put(s) => {
-            let src = vec![1u8; s as usize];
+            let mut src = UserBuf::new(s as usize);
+            src.fill(1);
             measure(b, || Ok(rt.put(remote, &src)?))
         }
         Op::Get(s) => {
-            let mut dst = vec![0u8; s as usize];
+            let mut dst = UserBuf::new(s as usize);
             measure(b, || Ok(rt.get(&mut dst, remote)?))
         }
         Op::PutVisible => {
@@ -344,4 +383,20 @@ fn put_window(
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_buffers_start_at_the_floors_page_offset() {
+        for len in [8usize, 4096, 8192, 131072] {
+            let mut b = UserBuf::new(len);
+            assert_eq!(b.len(), len);
+            assert_eq!(b.as_ptr() as u64 % 4096, LOCAL_PAGE_OFFSET, "len {len}");
+            b.fill(7);
+            assert!(b.iter().all(|&x| x == 7));
+        }
+    }
 }

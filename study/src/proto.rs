@@ -15,6 +15,17 @@ pub const SKIP: &str = "@@skip";
 /// ROUNDS is the comma-separated time per operation (us) of each round.
 pub const RESULT: &str = "@@result";
 
+/// Where, in its first page, the local buffer of every measured PUT and GET
+/// starts, ours and the floor's alike: 16 bytes in, where glibc puts an
+/// allocation it maps (a `Vec` of 128 KiB or more) and near where it puts
+/// smaller ones (any offset but 0 gives the same page count). Providers
+/// that pin the caller's pages per transfer (`shm`'s CMA copies, above its
+/// inject size) pay per page: an 8 KiB PUT from a page-aligned buffer (2
+/// pages) took 2.45 us, from the same buffer 16 bytes in (3 pages) 2.7-3.7
+/// us (2026-11-27). A floor from page-aligned memory measured a transfer
+/// that no caller's `Vec` makes.
+pub const LOCAL_PAGE_OFFSET: u64 = 16;
+
 /// Operations (the `op` column of the CSV).
 pub mod op {
     /// Blocking PUT latency (returns when the source may be reused).

@@ -31,6 +31,7 @@
 //! measures, then sends each target a stop message.
 
 use crate::plan::{Op, Plan};
+use crate::proto::LOCAL_PAGE_OFFSET;
 use crate::stats::{measure, measure_timed, Budget, Point, Res};
 use bootstrap::Oob;
 use comm_ofi::heap::Heap;
@@ -161,8 +162,11 @@ pub struct Raw {
     peers: Vec<Peer>,
     /// Offsets (from the heap base) of the data region, the 64-byte scratch
     /// (atomic operand at 0, result at 16, ping message at 32) and the
-    /// receive buffers; the same on every locale.
+    /// receive buffers; the same on every locale. A PUT or GET of the
+    /// region reads or writes `user` (`region` + [`LOCAL_PAGE_OFFSET`]) here,
+    /// the same page count as a caller's `Vec`, and `region` on the peer.
     region: u64,
+    user: u64,
     scratch: u64,
     recvs: u64,
     outstanding: usize,
@@ -235,6 +239,8 @@ impl Raw {
         let ep = Endpoint::open(&domain, info, &av, &cq)?;
 
         let region_len = plan.region_bytes() as usize;
+        // The region with room for the local side's offset.
+        let region_len = region_len + LOCAL_PAGE_OFFSET as usize;
         let heap = Heap::new(region_len + (64 << 10))?;
         let region = heap.alloc(region_len, 4096)? - heap.base_addr();
         let scratch = heap.alloc(64, 64)? - heap.base_addr();
@@ -306,6 +312,7 @@ impl Raw {
             amo: Box::default(),
             peers,
             region,
+            user: region + LOCAL_PAGE_OFFSET,
             scratch,
             recvs,
             outstanding: 0,
@@ -722,16 +729,16 @@ impl Raw {
 
     /// Measures one round of a floor on locale 0 (time per call).
     pub fn measure(&mut self, f: Floor, b: Budget) -> Res<Point> {
-        let (region, scratch) = (self.region, self.scratch);
+        let (region, user, scratch) = (self.region, self.user, self.scratch);
         let inject8 = self.injects(8);
         match f {
-            Floor::Inject(s) => measure(b, || self.inject(1, region, region, s as usize)),
+            Floor::Inject(s) => measure(b, || self.inject(1, user, region, s as usize)),
             Floor::Write(s) => measure(b, || {
-                self.rma(true, 1, region, region, s as usize)?;
+                self.rma(true, 1, user, region, s as usize)?;
                 self.wait_all()
             }),
             Floor::Read(s) => measure(b, || {
-                self.rma(false, 1, region, region, s as usize)?;
+                self.rma(false, 1, user, region, s as usize)?;
                 self.wait_all()
             }),
             Floor::WriteRead => measure(b, || {
@@ -748,15 +755,15 @@ impl Raw {
                 // sends `window` distinct Vecs (one reused source stays in
                 // cache and makes a floor no caller can reach).
                 for i in 0..window {
-                    let off = region + i * size;
-                    self.write(inject, 1, off, off, size as usize)?;
+                    let off = i * size;
+                    self.write(inject, 1, user + off, region + off, size as usize)?;
                 }
                 self.wait_all()
             }),
             Floor::ReadWindow { size, window } => measure(b, || {
                 for i in 0..window {
-                    let off = region + i * size;
-                    self.rma(false, 1, off, off, size as usize)?;
+                    let off = i * size;
+                    self.rma(false, 1, user + off, region + off, size as usize)?;
                 }
                 self.wait_all()
             }),
@@ -788,15 +795,15 @@ impl Raw {
     /// the criterion bench).
     pub fn put_once(&mut self, size: usize) -> Res<()> {
         if self.injects(size as u64) {
-            return self.inject(1, self.region, self.region, size);
+            return self.inject(1, self.user, self.region, size);
         }
-        self.rma(true, 1, self.region, self.region, size)?;
+        self.rma(true, 1, self.user, self.region, size)?;
         self.wait_all()
     }
 
     /// One blocking `fi_readmsg` of `size` bytes from locale 1, waited.
     pub fn get_once(&mut self, size: usize) -> Res<()> {
-        self.rma(false, 1, self.region, self.region, size)?;
+        self.rma(false, 1, self.user, self.region, size)?;
         self.wait_all()
     }
 
