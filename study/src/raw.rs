@@ -61,8 +61,15 @@ const PAUSE: u8 = b'Z';
 const RESUME: u8 = b'R';
 /// A floor round's target yields its core once per this many empty polls.
 const SERVE_YIELD_EVERY: u32 = 64;
-/// How long a paused target sleeps between polls of its CQ.
+/// How long a paused target sleeps between polls of its CQ: the first nap,
+/// doubled after each empty poll up to [`PAUSED_NAP_MAX`] (reset by any
+/// completion). Naps of 200 us throughout woke the target's core 5,000
+/// times a second while ours was measured, and cost ours 5-10% on
+/// `udp;ofi_rxd` round trips (fetch-add via AM 21-22 -> 19-20 us, the
+/// floor 18.5 us, with 5 ms naps; 2026-11-27).
 const PAUSED_NAP: std::time::Duration = std::time::Duration::from_micros(200);
+/// The longest nap of a paused target (a resume waits at most this long).
+const PAUSED_NAP_MAX: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// Why a raw fetching atomic is not measured on a provider, if it is not.
 pub fn no_raw_atomics_reason(provider: &str, granted: bool) -> Option<&'static str> {
@@ -546,13 +553,15 @@ impl Raw {
         // Paused until locale 0's first floor round (Raw::in_floor_round).
         let mut paused = true;
         let mut empty_polls = 0u32;
+        let mut nap = PAUSED_NAP;
         let mut sends = 0usize;
         while !stop || sends > 0 {
             let k = self.reap(&mut buf)?;
             if k == 0 && self.backlog.is_empty() && self.wait == WaitMode::Spin {
                 if paused {
                     // No floor round until locale 0 resumes us (answered).
-                    std::thread::sleep(PAUSED_NAP);
+                    std::thread::sleep(nap);
+                    nap = (nap * 2).min(PAUSED_NAP_MAX);
                 } else {
                     // A passive target as in the anchors' fi_anchor: poll,
                     // never sleep (RMA against this endpoint produces no
@@ -570,6 +579,9 @@ impl Raw {
                         std::thread::yield_now();
                     }
                 }
+            }
+            if k > 0 || !self.backlog.is_empty() {
+                nap = PAUSED_NAP;
             }
             let mut got = std::mem::take(&mut self.backlog);
             got.extend_from_slice(&buf[..k]);
@@ -613,7 +625,8 @@ impl Raw {
     }
 
     /// Runs `f` (a floor round, or a floor's bench) with every target's
-    /// server resumed (each answers, a paused one within a nap), and pauses
+    /// server resumed (each answers, a paused one within a nap of at most
+    /// `PAUSED_NAP_MAX`), and pauses
     /// them after it whatever `f` returned: they then sleep between polls
     /// while our layer is measured (locale 0).
     pub fn in_floor_round<R>(&mut self, f: impl FnOnce(&mut Raw) -> R) -> Res<R> {
