@@ -19,6 +19,12 @@
 //!   each other would wait forever. Counts are checked at the end.
 //! * `forget-nb`: `mem::forget` of non-blocking GET/PUT handles in safe
 //!   code, then fresh allocations that the leaked transfers must not touch.
+//! * `served-while-finalizing`: every locale but 0 calls `finalize` at once;
+//!   locale 0 then works on them for ROUNDS rounds (a GET, a fetch-add and
+//!   a blocking on-statement each, the targets taking turns) and checks
+//!   every answer. A finalizing locale keeps serving (its poller, its
+//!   handler threads) while its main thread waits for the peers' shutdowns
+//!   (parked, in growing naps, unparked by each shutdown).
 
 use pgas_tests::e;
 use runtime_shim::{Builder, Runtime};
@@ -103,6 +109,49 @@ fn forget_nb(rt: &'static Runtime, rounds: u64) -> R {
     Ok(())
 }
 
+fn served_while_finalizing(rt: &'static Runtime, rounds: u64, echo: runtime_shim::FnId) -> R {
+    let n = rt.num_locales();
+    let me = rt.here();
+    if n < 2 {
+        return Err("served-while-finalizing needs 2 locales or more".into());
+    }
+    // Word 0: a value for GETs; word 1: a fetch-add counter.
+    let d = rt.alloc_all::<u64>(2).map_err(e("alloc_all"))?;
+    rt.put(d.local(), &[me as u64 * 7 + 1, 0])
+        .map_err(e("fill"))?;
+    rt.barrier().map_err(e("barrier"))?;
+    if me != 0 {
+        return rt.finalize().map_err(e("finalize"));
+    }
+    let peers = n as u64 - 1;
+    for r in 0..rounds {
+        let t = 1 + (r % peers) as usize;
+        let w = d.at(t).map_err(e("at"))?;
+        let v = rt.get_value(w).map_err(e("get"))?;
+        if v != t as u64 * 7 + 1 {
+            return Err(format!("round {r}: GET from locale {t} gave {v}"));
+        }
+        let old = rt
+            .atomic(w.add(1))
+            .fetch_add(1u64)
+            .map_err(e("fetch_add"))?;
+        if old != r / peers {
+            return Err(format!(
+                "round {r}: fetch-add on locale {t} returned {old}, expected {}",
+                r / peers
+            ));
+        }
+        let out = rt.on(t, echo, &r.to_le_bytes()).map_err(e("on"))?;
+        let want = (r + t as u64).to_le_bytes();
+        if out != want {
+            return Err(format!(
+                "round {r}: on-statement on locale {t} answered {out:?}, expected {want:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn run() -> R {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let what = args.first().cloned().unwrap_or_default();
@@ -122,11 +171,18 @@ fn run() -> R {
             Vec::new()
         })
         .map_err(e("register"))?;
+    let echo = builder
+        .register("liveness.echo-plus-here", |ctx, args| {
+            let r = u64::from_le_bytes(args[..8].try_into().expect("8 bytes"));
+            (r + ctx.rt().here() as u64).to_le_bytes().to_vec()
+        })
+        .map_err(e("register"))?;
     let rt = builder.init().map_err(e("init"))?;
     match what.as_str() {
         "barrier-in-task" => barrier_in_task(rt, rounds)?,
         "handlers-prove" => handlers_prove(rt, rounds, add)?,
         "forget-nb" => forget_nb(rt, rounds)?,
+        "served-while-finalizing" => served_while_finalizing(rt, rounds, echo)?,
         other => return Err(format!("unknown probe {other:?}")),
     }
     pgas_tests::finish(rt, &format!("liveness {what}"), &format!("{rounds} rounds"))

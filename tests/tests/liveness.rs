@@ -6,7 +6,9 @@
 //! * `PGAS_AM_DONE=put` with handler threads that must prove native atomics
 //!   visible to each other (shm and sockets have native atomics);
 //! * forgotten non-blocking handles in safe code do not write into memory
-//!   that was freed and reused.
+//!   that was freed and reused;
+//! * locales that called `finalize` keep answering GETs, atomics and
+//!   on-statements of a peer still working (the finalizing thread parks).
 
 use pgas_tests::{example, launch};
 use std::time::Duration;
@@ -55,5 +57,19 @@ fn handlers_proving_to_each_other_with_done_by_put() {
 fn forgotten_nonblocking_handles_do_not_touch_reused_memory() {
     for p in ["shm", "tcp;ofi_rxm"] {
         probe(p, "forget-nb", "100", &[]);
+    }
+}
+
+#[test]
+fn finalizing_locales_keep_serving_a_peer() {
+    // 3 locales on 2 cores: sockets' progress threads make each round trip
+    // about 1 ms there, so fewer rounds.
+    for (p, rounds) in [
+        ("shm", "2000"),
+        ("tcp;ofi_rxm", "2000"),
+        ("udp;ofi_rxd", "2000"),
+        ("sockets", "300"),
+    ] {
+        probe_n(3, p, "served-while-finalizing", rounds, &[]);
     }
 }

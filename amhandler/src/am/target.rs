@@ -415,6 +415,9 @@ impl Am {
             }
             Op::Shutdown => {
                 self.shutdowns.fetch_add(1, Ordering::AcqRel);
+                if let Some(t) = &*self.finalizer.lock() {
+                    t.unpark();
+                }
             }
             Op::Reply => self.on_reply(&h, payload),
         }
