@@ -395,11 +395,11 @@ impl Am {
             self.send_msg(t, &Header::new(Op::Shutdown, 0, self.here, 0), &[])?;
         }
         // Waits for the other locales, which may work on this one for long
-        // yet: yields, then parks for 100 us doubling to 6.4 ms (FINALIZE_NAP_DOUBLINGS);
-        // each peer's shutdown unparks it. (Naps of 100 us throughout woke
-        // this core 10,000 times a second while peers still used it, and
-        // every round trip against this locale, whose poller shares the
-        // core, took 10-15% longer: udp;ofi_rxd GET 8 B 13.7 -> 12.0 us.)
+        // yet: yields, then parks for FINALIZE_NAP doubling to 6.4 ms; each
+        // peer's shutdown unparks it. (Naps of 100 us throughout woke this
+        // core 10,000 times a second while peers still used it, and every
+        // round trip against this locale, whose poller shares the core,
+        // took 10-15% longer: udp;ofi_rxd GET 8 B 13.7 -> 12.0 us.)
         *self.finalizer.lock() = Some(std::thread::current());
         let mut backoff = Backoff::new(0, 256);
         let mut silent = comm_ofi::peer_timeout::PeerWait::new();
