@@ -418,8 +418,9 @@ impl Am {
                 )));
             }
             if !backoff.step() {
-                let nap = FINALIZE_NAP * (1 << backoff.past_ladder().min(FINALIZE_NAP_DOUBLINGS));
-                std::thread::park_timeout(nap);
+                std::thread::park_timeout(
+                    backoff.doubling_nap(FINALIZE_NAP, FINALIZE_NAP_DOUBLINGS),
+                );
             }
         }
         self.finalizer.lock().take();

@@ -70,6 +70,12 @@ impl Backoff {
         self.rounds.saturating_sub(self.yields)
     }
 
+    /// The nap of a caller that blocks its own way past the ladder: `base`,
+    /// doubled for each round past it, at most `max_doublings` times.
+    pub fn doubling_nap(&self, base: Duration, max_doublings: u32) -> Duration {
+        base * (1u32 << self.past_ladder().min(max_doublings))
+    }
+
     /// Counts a fruitless round and spins or yields as the ladder says;
     /// `false` (nothing done) once past the yields: the caller blocks in its
     /// own way (or calls [`Backoff::snooze`]'s last step).
@@ -113,6 +119,21 @@ mod tests {
         b.reset();
         assert_eq!(b.rounds(), 0);
         assert!(b.step());
+    }
+
+    #[test]
+    fn naps_double_past_the_ladder_up_to_the_cap() {
+        let base = Duration::from_micros(100);
+        let mut b = Backoff::new(0, 2);
+        assert!(b.step());
+        assert_eq!(b.doubling_nap(base, 3), base);
+        let naps: Vec<u64> = (0..5)
+            .map(|_| {
+                assert!(!b.step());
+                b.doubling_nap(base, 3).as_micros() as u64
+            })
+            .collect();
+        assert_eq!(naps, [100, 200, 400, 800, 800]);
     }
 
     #[test]

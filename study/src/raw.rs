@@ -245,9 +245,8 @@ impl Raw {
         let cq = Cq::open(&domain, 1024, wait)?;
         let ep = Endpoint::open(&domain, info, &av, &cq)?;
 
-        let region_len = plan.region_bytes() as usize;
-        // The region with room for the local side's offset.
-        let region_len = region_len + LOCAL_PAGE_OFFSET as usize;
+        // The region, with room for the local side's page offset.
+        let region_len = plan.region_bytes() as usize + LOCAL_PAGE_OFFSET as usize;
         let heap = Heap::new(region_len + (64 << 10))?;
         let region = heap.alloc(region_len, 4096)? - heap.base_addr();
         let scratch = heap.alloc(64, 64)? - heap.base_addr();
@@ -626,9 +625,8 @@ impl Raw {
 
     /// Runs `f` (a floor round, or a floor's bench) with every target's
     /// server resumed (each answers, a paused one within a nap of at most
-    /// `PAUSED_NAP_MAX`), and pauses
-    /// them after it whatever `f` returned: they then sleep between polls
-    /// while our layer is measured (locale 0).
+    /// `PAUSED_NAP_MAX`), and pauses them after it whatever `f` returned:
+    /// they then sleep between polls while our layer is measured (locale 0).
     pub fn in_floor_round<R>(&mut self, f: impl FnOnce(&mut Raw) -> R) -> Res<R> {
         for t in 1..self.peers.len() {
             self.ask(t, RESUME)?;

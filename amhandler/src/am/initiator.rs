@@ -161,12 +161,8 @@ impl Am {
             return;
         }
         let woken = self.cfg.done == DoneMode::Msg;
-        let us = if woken {
-            50u64 << backoff.past_ladder().min(4)
-        } else {
-            50
-        };
-        slot::sleep(&HeapSlot(slot), Duration::from_micros(us));
+        let nap = backoff.doubling_nap(Duration::from_micros(50), if woken { 4 } else { 0 });
+        slot::sleep(&HeapSlot(slot), nap);
     }
 
     /// Waits until `w` is nonzero without helping (the caller holds its
