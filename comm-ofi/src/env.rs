@@ -64,10 +64,6 @@ pub struct Config {
     /// `PGAS_AMO_VIA_AM=1`: every atomic type goes by CPU atomics at the
     /// word's owner (through an AM), even where the provider has it natively.
     pub amo_via_am: bool,
-    /// `PGAS_SINGLE_ENDPOINT` (DIAGNOSIS-ONLY; set to anything): the
-    /// transmit contexts are the receive endpoint itself
-    /// ([`crate::quirks::single_endpoint`]).
-    pub single_endpoint: bool,
     /// `PGAS_MCM_WEAKEN` (TEST-ONLY, breaks the memory model): one of
     /// [`mcm::Weakening::ALL`]'s spellings, the litmus suites' negative controls.
     pub weaken: Option<mcm::Weakening>,
@@ -198,7 +194,6 @@ impl Config {
             None => None,
             Some(v) => Some(parse_count("PGAS_MAX_TX_CONTEXTS", &v, 1, 1 << 16)?),
         };
-        let single_endpoint = var("PGAS_SINGLE_ENDPOINT").is_some();
         let amo_via_am = match var("PGAS_AMO_VIA_AM") {
             None => false,
             Some(v) => parse_bool("PGAS_AMO_VIA_AM", &v)?,
@@ -215,7 +210,6 @@ impl Config {
             })?),
         };
         Ok(Config {
-            single_endpoint,
             amo_via_am,
             num_workers_set,
             thread_contexts,

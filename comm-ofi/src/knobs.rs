@@ -98,7 +98,6 @@ pub const KNOBS: &[Knob] = &[
     knob("PGAS_AM_IDLE_SLEEP_US", "0", AM, User, "the AM poller sleeps this long between polls after a long idle spell"),
     knob("PGAS_MCM_WEAKEN", "unset", COMM, Test, "TEST-ONLY, breaks the memory model: the litmus suites' negative controls"),
     knob("PGAS_TEST_HOSTNAMES", "unset", COMM, Test, "TEST-ONLY: comma-separated host names by rank"),
-    knob("PGAS_SINGLE_ENDPOINT", "unset", COMM, Test, "DIAGNOSIS-ONLY: set (to anything): transmit contexts are the receive endpoint itself"),
     knob("PGAS_CQ_WAIT", "auto", COMM, User, "spin, block or auto"),
     knob("PGAS_PEER_TIMEOUT", "0 (wait forever)", COMM_AM_SHIM, User, "seconds a wait for a silent peer lasts before it fails naming the peer"),
     knob("PGAS_PMIX_LIB", "libpmix.so.2", BOOT, User, "PMIx client library to load under mpirun/srun"),

@@ -39,20 +39,6 @@ pub fn needs_domain_lock(provider: &str) -> bool {
     provider.contains("ofi_rxd")
 }
 
-/// Providers where the transmit contexts must be the receive endpoint itself
-/// (one endpoint, a CQ per direction) instead of endpoints of their own.
-/// No provider here needs it; `PGAS_SINGLE_ENDPOINT` (set to anything;
-/// `forced`, from [`crate::Config::single_endpoint`]) forces it for
-/// diagnosis (it was tried against the rxd atomics crash below, in vain).
-/// Then every context shares one transmit CQ and each counts only its own
-/// operations, so a thread can reap another's completion and that one's
-/// waiter waits forever: a GET from a task on `sockets` did in the study
-/// (2026-11-27). Diagnose with one communicating thread only.
-pub fn single_endpoint(provider: &str, forced: bool) -> bool {
-    let _ = provider;
-    forced
-}
-
 /// Providers where every endpoint reaches a peer through a connection of
 /// its own (rxm over a connection-oriented provider: `tcp;ofi_rxm`). With a
 /// transmit endpoint per thread, an AM request travels on the connection

@@ -197,35 +197,12 @@ impl Comm {
         let av = Av::open(&domain, av_count)?;
         let rx_cq = Cq::open(&domain, 1024, wait)?;
         let tx_cq_size = info.tx_size().clamp(64, 4096) + 64;
-        let single_ep = crate::quirks::single_endpoint(&prov.name, cfg.single_endpoint);
-        if single_ep {
-            tracing::warn!(
-                "PGAS_SINGLE_ENDPOINT (diagnosis only): every transmit context shares one CQ; \
-                 with more than one communicating thread a completion can be reaped by the \
-                 wrong thread and its waiter wait forever"
-            );
-        }
-        let rx_ep = if single_ep {
-            let tx_cq = Cq::open(&domain, tx_cq_size, wait)?;
-            Arc::new(Endpoint::open_split(
-                &domain,
-                info,
-                &av,
-                &tx_cq,
-                Some(&rx_cq),
-            )?)
-        } else {
-            Arc::new(Endpoint::open(&domain, info, &av, &rx_cq)?)
-        };
+        let rx_ep = Arc::new(Endpoint::open(&domain, info, &av, &rx_cq)?);
 
         let mut eps = Vec::with_capacity(num_ctx);
         for _ in 0..num_ctx {
-            if single_ep {
-                eps.push(rx_ep.clone());
-            } else {
-                let cq = Cq::open(&domain, tx_cq_size, wait)?;
-                eps.push(Arc::new(Endpoint::open(&domain, info, &av, &cq)?));
-            }
+            let cq = Cq::open(&domain, tx_cq_size, wait)?;
+            eps.push(Arc::new(Endpoint::open(&domain, info, &av, &cq)?));
         }
 
         // Register the heap: shared (memfd) when co-located peers may map it.
