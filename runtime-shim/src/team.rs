@@ -704,6 +704,59 @@ impl Team {
             .checked_area(area),
         ))
     }
+
+    // ------------------------------------------------- made by members
+
+    /// Allocates (zeroed) this locale's team area for a team of `n`
+    /// members, for [`Team::from_parts`].
+    pub fn alloc_area(rt: &Runtime, n: usize) -> Result<u64> {
+        new_area(rt.comm(), n.max(1))
+    }
+
+    /// A team its members make without a collective over a parent team:
+    /// `members` are world locales by rank, `areas` each member's team area
+    /// (made by [`Team::alloc_area`] on that member), agreed by the caller
+    /// some other way (OpenSHMEM's active sets, where only the set's
+    /// members call). This locale must be a member; the team's
+    /// collectives then work as any team's.
+    pub fn from_parts(
+        rt: &'static Runtime,
+        members: Vec<Locale>,
+        areas: Vec<u64>,
+        name: String,
+    ) -> Result<Team> {
+        let n = rt.num_locales();
+        let bad = |reason: String| Error::InvalidLength {
+            what: "team members",
+            len: members.len() as u64,
+            reason,
+        };
+        if members.is_empty() || members.len() != areas.len() {
+            return Err(bad(format!("{} areas given", areas.len())));
+        }
+        if let Some(l) = members.iter().find(|l| **l >= n) {
+            return Err(bad(format!("locale {l} is not in the job of {n}")));
+        }
+        let mut sorted = members.clone();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            return Err(bad(format!("a locale is listed twice: {members:?}")));
+        }
+        let Some(me) = members.iter().position(|l| *l == rt.here()) else {
+            return Err(bad(format!("locale {} is not a member", rt.here())));
+        };
+        Ok(Team {
+            inner: Arc::new(Inner {
+                rt,
+                members,
+                me,
+                areas,
+                state: Mutex::new(State::default()),
+                splits: AtomicU64::new(0),
+                name,
+            }),
+        })
+    }
 }
 
 fn len_prefixed<T: Pod>(data: &[T]) -> Vec<u8> {
