@@ -22,9 +22,12 @@
 //! current team) and calls the runtime. What a coarray program needs that
 //! the runtime lacks belongs in runtime-shim. Design: `docs/coarrays.md`.
 
+pub mod atomic;
 pub mod convert;
 pub mod desc;
+pub mod event;
 pub mod image;
+pub mod lock;
 pub mod stat;
 pub mod state;
 pub mod sync;

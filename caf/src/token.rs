@@ -67,6 +67,11 @@ pub struct Token {
     pub kind: TokenKind,
     /// The team that allocated it (collective coarrays only).
     pub team: Option<Arc<TeamRec>>,
+    /// The descriptor gfortran registered an allocatable coarray with (the
+    /// variable's own): its bounds, the same on every image, are what a
+    /// `*_by_ref` array reference starting at this token indexes. Null for
+    /// other kinds (gfortran passes them a temporary, or none).
+    pub desc: *const Descriptor,
 }
 
 // SAFETY: `local` is this image's registered memory, read and written by
@@ -171,6 +176,7 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                 local: std::ptr::null_mut(),
                 kind,
                 team: None,
+                desc: std::ptr::null(),
             });
             // SAFETY: token is writable (gfortran).
             unsafe { token.write(Box::into_raw(t) as *mut c_void) };
@@ -190,6 +196,7 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                     local,
                     kind,
                     team: None,
+                    desc: std::ptr::null(),
                 });
                 // SAFETY: token is writable.
                 unsafe { token.write(Box::into_raw(t) as *mut c_void) };
@@ -220,6 +227,7 @@ pub unsafe extern "C" fn _gfortran_caf_register(
                 local,
                 kind,
                 team: Some(team.clone()),
+                desc: if is_alloc { desc } else { std::ptr::null() },
             }));
             if is_alloc && team.number != -1 {
                 team.allocated.lock().push(t as usize);
@@ -301,4 +309,53 @@ pub unsafe extern "C" fn _gfortran_caf_deregister(
     // SAFETY: token is writable.
     unsafe { token.write(std::ptr::null_mut()) };
     out.ok();
+}
+
+/// Where a coindexed operation goes: the world locale of `image` (1-based,
+/// current team) and the address of byte `offset` of the coarray there.
+/// Reports through `out` (and returns None) when the image index is not one
+/// of the current team's, the coarray is not allocated there, or (with
+/// `stat=`) the image has failed.
+pub(crate) fn remote_addr(
+    c: &Caf,
+    token: *mut c_void,
+    offset: usize,
+    image: c_int,
+    out: &StatOut,
+    statement: &str,
+) -> Option<(usize, u64)> {
+    // SAFETY: gfortran passes the coarray's token (ours).
+    let Some(tok) = (unsafe { Token::from_raw(token) }) else {
+        out.fail(STAT_ERROR, statement, "the coarray is not allocated");
+        return None;
+    };
+    let team = c.current();
+    let Some(l) = team.locale_of(image as i64) else {
+        out.fail(
+            STAT_ERROR,
+            statement,
+            format!(
+                "image {image} is not an image of the current team (1 to {})",
+                team.num_images()
+            ),
+        );
+        return None;
+    };
+    if out.present() && c.status_of(l) == crate::state::IMAGE_FAILED {
+        out.fail(
+            crate::stat::STAT_FAILED_IMAGE,
+            statement,
+            format!("image {image} has failed"),
+        );
+        return None;
+    }
+    let Some(a) = tok.addr_on(l, offset) else {
+        out.fail(
+            STAT_ERROR,
+            statement,
+            format!("the coarray is not allocated on image {image}"),
+        );
+        return None;
+    };
+    Some((l, a))
 }
