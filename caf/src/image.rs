@@ -208,10 +208,10 @@ unsafe fn images_with(array: *mut Descriptor, kind: *const c_int, status: u64) {
         .filter(|(_, &l)| c.status_of(l) == status)
         .map(|(i, _)| i as i64 + 1)
         .collect();
-    // SAFETY: kind is null or readable (gfortran).
     let k = if kind.is_null() {
         4
     } else {
+        // SAFETY: a non-null kind is a readable integer (gfortran).
         (unsafe { *kind }) as usize
     };
     let k = if matches!(k, 1 | 2 | 4 | 8) { k } else { 4 };
