@@ -129,6 +129,16 @@ void pgas_shmem_no_generic(void);
 #define shmem_test_some_vector(...) PGAS_GEN1(PGAS_G_P2P, test_some_vector, __VA_ARGS__)
 #define shmem_wait(...) PGAS_GEN1(PGAS_G_P2P, wait, __VA_ARGS__)
 
+/* Deprecated 1.3 atomic names (no context forms). */
+#define shmem_fetch(...) PGAS_GEN1(PGAS_G_AMO_EXT, fetch, __VA_ARGS__)
+#define shmem_set(...) PGAS_GEN1(PGAS_G_AMO_EXT, set, __VA_ARGS__)
+#define shmem_swap(...) PGAS_GEN1(PGAS_G_AMO_EXT, swap, __VA_ARGS__)
+#define shmem_cswap(...) PGAS_GEN1(PGAS_G_AMO_STD, cswap, __VA_ARGS__)
+#define shmem_finc(...) PGAS_GEN1(PGAS_G_AMO_STD, finc, __VA_ARGS__)
+#define shmem_inc(...) PGAS_GEN1(PGAS_G_AMO_STD, inc, __VA_ARGS__)
+#define shmem_fadd(...) PGAS_GEN1(PGAS_G_AMO_STD, fadd, __VA_ARGS__)
+#define shmem_add(...) PGAS_GEN1(PGAS_G_AMO_STD, add, __VA_ARGS__)
+
 /* Team collectives */
 #define shmem_broadcast(...) PGAS_GENT(PGAS_G_RMA, broadcast, __VA_ARGS__)
 #define shmem_collect(...) PGAS_GENT(PGAS_G_RMA, collect, __VA_ARGS__)

@@ -8,12 +8,12 @@
 //! boundary) moving bytes; a reduction gathers every member's block
 //! (`fcollect`) and combines them here, element by element, so every type
 //! of the specification (complex and `long double` included: see
-//! `ldouble.c`) takes one path. The active-set forms run on the world team
-//! when the set is every PE; other active sets are not supported yet and
-//! end the job naming the call and the set (`pSync` / `pWrk` are not
-//! needed: the team areas replace them).
+//! `ldouble.c`) takes one path. The active-set forms run on the team of
+//! their set (`active_set.rs`: the world team, or a team the set's members
+//! agree on among themselves at their first call on it); `pSync` / `pWrk`
+//! are not needed: the team areas replace them.
 
-use crate::teams::{team_of, TEAM_WORLD};
+use crate::teams::team_of;
 use crate::{die, rt, OrDie};
 use runtime_shim::Team;
 use std::ffi::{c_int, c_void};
@@ -27,21 +27,11 @@ fn team(call: &str, h: *mut c_void) -> Option<Team> {
     Some(team_of(call, h as usize).team.clone())
 }
 
-/// The team of a deprecated active-set call: the world team when the set
-/// is every PE.
-fn active_set(call: &str, start: c_int, log_stride: c_int, size: c_int) -> Team {
-    let rt = rt(call);
-    let n = rt.num_locales() as c_int;
-    if start == 0 && (log_stride == 0 || size == 1) && size == n {
-        return team_of(call, TEAM_WORLD).team.clone();
-    }
-    die(
-        call,
-        format!(
-            "active set PE_start={start}, logPE_stride={log_stride}, PE_size={size}: only the \
-             set of all {n} PEs is supported (use teams: shmem_team_split_strided)"
-        ),
-    )
+/// The team of a deprecated active-set call (`active_set.rs`), noting the
+/// deprecated call (`PGAS_VERBOSE`).
+fn active_set(call: &'static str, start: c_int, log_stride: c_int, size: c_int) -> Team {
+    crate::deprecated::note(call);
+    crate::active_set::team(call, start, log_stride, size)
 }
 
 /// `len` bytes at `p` (the caller's buffer).

@@ -21,9 +21,13 @@
 //! symmetric, a call before `shmem_init`) ends the job with a message
 //! naming the call and the value (`die`), never a silent wrong answer.
 
+mod active_set;
 mod amo;
 mod coll;
+mod deprecated;
 mod mem;
+#[cfg(pgas_shmem_profiling)]
+mod profiling;
 mod rma;
 mod setup;
 mod sync;

@@ -55,6 +55,7 @@ fn init(call: &str) {
     let rt = b.init().or_die(call);
     let _ = RT.set(rt);
     crate::teams::init_teams(call);
+    crate::active_set::init(call, rt);
 }
 
 /// `shmem_init`.
@@ -163,9 +164,12 @@ pub extern "C" fn shmem_pcontrol(level: c_int) {
 /// so; nothing is cached that a program must flush).
 macro_rules! cache_noops {
     ($($f:ident ($($a:ident),*));* $(;)?) => { $(
-        #[doc = concat!("`", stringify!($f), "`: a no-op.")]
+        #[doc = concat!("`", stringify!($f), "` (deprecated): a no-op.")]
         #[no_mangle]
-        pub extern "C" fn $f($($a: *mut std::ffi::c_void),*) { $(let _ = $a;)* }
+        pub extern "C" fn $f($($a: *mut std::ffi::c_void),*) {
+            $(let _ = $a;)*
+            crate::deprecated::note(stringify!($f));
+        }
     )* };
 }
 cache_noops! {

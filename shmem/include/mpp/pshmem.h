@@ -1,0 +1,3 @@
+/* <mpp/pshmem.h>: the legacy include path (SOS, Open MPI and Cray SHMEM ship
+ * one; OpenSHMEM 1.5 lists it as deprecated). The same as <pshmem.h>. */
+#include <pshmem.h>
