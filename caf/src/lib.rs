@@ -23,6 +23,7 @@
 //! the runtime lacks belongs in runtime-shim. Design: `docs/coarrays.md`.
 
 pub mod atomic;
+pub mod byref;
 pub mod convert;
 pub mod desc;
 pub mod event;
