@@ -1,0 +1,43 @@
+! Halo exchange on a 2-D array section: the images form a ring; each owns
+! a(0:m+1, 0:m+1) and puts its last interior column (contiguous) and its last
+! interior row (strided: stride m+2) into the halo of the next image, its
+! first ones into the previous image's, then SYNC ALL. The time per exchange
+! (4 puts of m real(8) and a sync all). Arguments: exchanges, m.
+program halo
+  use iso_fortran_env, only : int64, real64
+  implicit none
+  real(real64), allocatable :: a(:, :)[:]
+  integer(int64) :: t0, t1, rate
+  integer :: n, m, i, me, np, nxt, prv
+  character(len=16) :: arg
+  n = 200
+  m = 256
+  if (command_argument_count() >= 1) then
+    call get_command_argument(1, arg)
+    read (arg, *) n
+  end if
+  if (command_argument_count() >= 2) then
+    call get_command_argument(2, arg)
+    read (arg, *) m
+  end if
+  me = this_image()
+  np = num_images()
+  nxt = merge(1, me + 1, me == np)
+  prv = merge(np, me - 1, me == 1)
+  allocate (a(0:m + 1, 0:m + 1)[*])
+  a = me
+  sync all
+  call system_clock(t0, rate)
+  do i = 1, n
+    a(1:m, 0)[nxt] = a(1:m, m)
+    a(1:m, m + 1)[prv] = a(1:m, 1)
+    a(0, 1:m)[nxt] = a(m, 1:m)
+    a(m + 1, 1:m)[prv] = a(1, 1:m)
+    sync all
+  end do
+  call system_clock(t1)
+  if (any(a(1:m, 0) /= prv) .or. any(a(0, 1:m) /= prv) .or. any(a(1:m, m + 1) /= nxt)) error stop 'halo: wrong halo'
+  sync all
+  if (me == 1) print '(a,f10.3,a,i0,a)', 'halo: ', real(t1 - t0, real64) / rate * 1d6 / n, &
+    ' us per exchange (4 sections of ', m, ' real(8), 2 strided) + sync all'
+end program
