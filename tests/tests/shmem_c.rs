@@ -4,7 +4,12 @@
 //! tcp;ofi_rxm (fabric path), every PE's results checked; then the
 //! job-ending calls: `shmem_global_exit(7)` ends the job with status 7,
 //! and a PE out of range ends it with a message naming the call and the PE.
-//! (The public test suite runs in `scripts/sos`.)
+//! `tests/c/shmem_legacy.c` is a program as older codes and profiling
+//! tools write it: `<mpp/shmem.h>`, the deprecated API (1.3 atomic names,
+//! active-set collectives called by the set's members only, ...), and a
+//! `shmem_long_p` of its own over `pshmem_long_p`.
+//! (The public test suite runs in `scripts/sos`, its deprecated-tests
+//! variant as `scripts/sos mapped-2-deprecated`, ...)
 
 use pgas_tests::{build_once, target_dir};
 use std::path::{Path, PathBuf};
@@ -15,12 +20,12 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Builds the library and compiles the smoke program once.
-fn program() -> PathBuf {
-    static PROG: OnceLock<PathBuf> = OnceLock::new();
-    PROG.get_or_init(|| {
+/// Builds the library once and compiles `tests/c/<name>.c` with oshcc.
+fn compile(name: &str) -> PathBuf {
+    static LIB: OnceLock<()> = OnceLock::new();
+    let dir = target_dir();
+    LIB.get_or_init(|| {
         build_once();
-        let dir = target_dir();
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut b = Command::new(cargo);
         b.args(["build", "--quiet", "-p", "pgas-shmem", "--lib"]);
@@ -33,22 +38,27 @@ fn program() -> PathBuf {
             .status()
             .expect("cargo build");
         assert!(st.success(), "building libpgas_shmem failed");
-        let out = dir.join("shmem_smoke");
-        let cc = Command::new(workspace().join("shmem/bin/oshcc"))
-            .env("PGAS_SHMEM_LIBDIR", &dir)
-            .args(["-std=c11", "-Wall", "-Werror", "-O1", "-o"])
-            .arg(&out)
-            .arg(workspace().join("tests/c/shmem_smoke.c"))
-            .output()
-            .expect("run oshcc");
-        assert!(
-            cc.status.success(),
-            "oshcc failed:\n{}",
-            String::from_utf8_lossy(&cc.stderr)
-        );
-        out
-    })
-    .clone()
+    });
+    let out = dir.join(name);
+    let cc = Command::new(workspace().join("shmem/bin/oshcc"))
+        .env("PGAS_SHMEM_LIBDIR", &dir)
+        .args(["-std=c11", "-Wall", "-Werror", "-O1", "-o"])
+        .arg(&out)
+        .arg(workspace().join(format!("tests/c/{name}.c")))
+        .output()
+        .expect("run oshcc");
+    assert!(
+        cc.status.success(),
+        "oshcc {name}.c failed:\n{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    out
+}
+
+/// The smoke program, compiled once.
+fn program() -> PathBuf {
+    static PROG: OnceLock<PathBuf> = OnceLock::new();
+    PROG.get_or_init(|| compile("shmem_smoke")).clone()
 }
 
 /// One job at a time: the jobs oversubscribe the cores already (4 PEs on
@@ -56,13 +66,17 @@ fn program() -> PathBuf {
 static ONE_JOB: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn oshrun(np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
+    oshrun_prog(&program(), np, args, env)
+}
+
+fn oshrun_prog(prog: &Path, np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
     let mut c = Command::new(workspace().join("shmem/bin/oshrun"));
     c.env("PGAS_RUN", target_dir().join("pgasrun"))
         .env("PGAS_NUM_WORKERS", "1")
         .arg("-np")
         .arg(np.to_string())
-        .arg(program())
+        .arg(prog)
         .args(args);
     for (k, v) in env {
         c.env(k, v);
@@ -231,5 +245,110 @@ fn smoke_program_on_mixed_hosts_over_tcp_and_udp() {
         ];
         // Every PE's right neighbour is on the other host: no shmem_ptr.
         run_smoke(4, &env, false);
+    }
+}
+
+/// The legacy program's CHECK lines on `np` PEs, each value checked.
+fn run_legacy(np: usize, env: &[(&str, &str)]) -> Output {
+    let out = oshrun_prog(&compile("shmem_legacy"), np, &[], env);
+    let what = format!("legacy, {np} PEs {env:?}");
+    assert!(
+        out.status.success(),
+        "{what}: exit {:?}\n{}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = checks(&out);
+    assert_eq!(c.len(), np, "{what}: one CHECK line per PE");
+    let n = np as i64;
+    for (me, m) in c.iter().enumerate() {
+        let me = me as i64;
+        let left = (me + n - 1) % n;
+        let odd_n = n / 2;
+        let even_n = (n + 1) / 2;
+        let want = [
+            ("n", n.to_string()),
+            // inc + add 2 + finc by every PE, on PE 0
+            ("icount", (4 * n).to_string()),
+            ("llsum", (n * (n + 1) / 2).to_string()),
+            ("winners", "1".into()),
+            ("fetched", (1000 + left).to_string()),
+            ("dswap", format!("{left}.5")),
+            ("old_d", "0.0".into()),
+            ("swapped", left.to_string()),
+            ("waited", "7,5".into()),
+            // broadcast from set rank 0 (PE 1) to the other odd PEs; the
+            // root's dest untouched, as the deprecated form says
+            (
+                "bcast",
+                if me % 2 == 1 && me != 1 && odd_n > 1 {
+                    "501".into()
+                } else {
+                    "-1".into()
+                },
+            ),
+            (
+                "setsum",
+                if me >= 1 {
+                    (n * (n - 1) / 2).to_string()
+                } else {
+                    "-1".into()
+                },
+            ),
+            (
+                "fcollect",
+                if me % 2 == 0 {
+                    (0..even_n).map(|i| 20 * i).sum::<i64>().to_string()
+                } else {
+                    "0".into()
+                },
+            ),
+            // the program's own shmem_long_p ran, and reached the library
+            // (the waits above end only if the values arrived)
+            ("p_calls", "2".into()),
+        ];
+        for (k, v) in want {
+            assert_eq!(m[k], v, "{what}: PE {me}: {k}");
+        }
+    }
+    out
+}
+
+#[test]
+fn a_legacy_program_with_an_interposed_call_runs_on_both_paths() {
+    let out = run_legacy(4, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("deprecated"),
+        "no deprecation notes by default:\n{err}"
+    );
+    run_legacy(2, &[]);
+    run_legacy(
+        4,
+        &[
+            ("PGAS_PROVIDER", "tcp;ofi_rxm"),
+            ("PGAS_LOCAL_PATH", "fabric"),
+        ],
+    );
+}
+
+#[test]
+fn with_pgas_verbose_each_deprecated_call_is_noted_once_per_job() {
+    let out = run_legacy(4, &[("PGAS_VERBOSE", "1")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    for name in [
+        "start_pes",
+        "shmem_int_inc",
+        "shmem_long_cswap",
+        "shmem_broadcast64",
+        "shmem_int_sum_to_all",
+        "shfree",
+    ] {
+        let notes = err
+            .lines()
+            .filter(|l| l.contains(&format!("{name} (PE")) && l.contains("is deprecated"))
+            .count();
+        assert_eq!(notes, 1, "{name}: one note in the job:\n{err}");
     }
 }
