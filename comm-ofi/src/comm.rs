@@ -313,11 +313,9 @@ impl Comm {
             },
             match (self.mapped.path(), self.mapped.mapped_peers()) {
                 (LocalPath::Fabric, _) => "fabric".to_string(),
-                (LocalPath::Mapped, 0) if self.hosts.local_count > 1 => {
-                    "fabric (mapping failed)".to_string()
-                }
-                (LocalPath::Mapped, 0) => "fabric (no co-located locale)".to_string(),
-                (LocalPath::Mapped, k) => format!(
+                (_, 0) if self.hosts.local_count > 1 => "fabric (mapping failed)".to_string(),
+                (_, 0) => "fabric (no co-located locale)".to_string(),
+                (_, k) => format!(
                     "mapped ({k} of {} co-located peers)",
                     self.hosts.local_count - 1
                 ),

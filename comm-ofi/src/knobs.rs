@@ -76,7 +76,7 @@ pub const KNOBS: &[Knob] = &[
     knob("PGAS_PROVIDER", "ranked choice", COMM, User, "force a libfabric provider (FI_PROVIDER is honoured too)"),
     knob("PGAS_HEAP_SIZE", "256M", COMM, User, "registered heap per locale"),
     knob("PGAS_VERBOSE", "0", COMM, User, "1: locale 0 prints one line describing the run"),
-    knob("PGAS_LOCAL_PATH", "mapped", COMM, User, "mapped or fabric: how locales on one host reach each other's heaps"),
+    knob("PGAS_LOCAL_PATH", "mapped", COMM, User, "mapped, mapped-heap or fabric: how locales on one host reach each other's heaps and static data"),
     knob("PGAS_MAX_MSG_SIZE", "provider's max_msg_size", COMM, User, "cap on one transfer (larger ones are chunked)"),
     knob("PGAS_NATIVE_AMO", "1", COMM, User, "0: do not ask for native atomics"),
     knob("PGAS_NUM_WORKERS", "the cores this locale owns", COMM, User, "worker threads per locale, each with its own transmit context"),

@@ -1,7 +1,7 @@
 //! The intra-node mapped path: locales on one host map each other's
-//! registered heap, so PUT and GET to them are copies and their atomics CPU
-//! atomics, with no provider, no transmit context and no receive poller of
-//! the target involved.
+//! registered heap and static data, so PUT and GET to them are copies and
+//! their atomics CPU atomics, with no provider, no transmit context and no
+//! receive poller of the target involved.
 //!
 //! Set-up (in `Comm::open`, collective): every locale that wants the path
 //! (`PGAS_LOCAL_PATH=mapped`, the default) carves its heap from a memfd
@@ -15,6 +15,15 @@
 //! who mapped whom. Peers' heaps sit at other virtual addresses here: a
 //! remote address becomes (peer's base in my mapping + offset) through one
 //! add ([`Mapped::translate`]).
+//!
+//! Static data: each locale also moves the executable's static data onto a
+//! memfd (`statics::share`) and advertises it beside the heap's; a peer
+//! whose heap was mapped (so the pid is the right process) maps it too, if
+//! both registered static segments of one size (the same program).
+//! `PGAS_LOCAL_PATH=mapped-heap` maps the heaps only: a static of a
+//! co-located locale is then reached through the provider (the path before
+//! issue 37, kept for comparison and for the litmus control of the copy's
+//! ordering after such stores).
 //!
 //! Atomics: a NIC atomic and a CPU atomic on one word are not atomic with
 //! respect to each other. The AM layer applies AMOs-via-AM with CPU atomics
@@ -39,8 +48,11 @@ use std::time::Duration;
 /// How locales on one host reach each other's heaps (`PGAS_LOCAL_PATH`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LocalPath {
-    /// Map co-located peers' heaps (default where possible).
+    /// Map co-located peers' heaps and static data (default where possible).
     Mapped,
+    /// Map co-located peers' heaps only; their static data through the
+    /// provider.
+    MappedHeap,
     /// Always through the provider.
     Fabric,
 }
@@ -50,9 +62,17 @@ impl std::str::FromStr for LocalPath {
     fn from_str(s: &str) -> std::result::Result<LocalPath, String> {
         match s.trim().to_ascii_lowercase().as_str() {
             "mapped" => Ok(LocalPath::Mapped),
+            "mapped-heap" => Ok(LocalPath::MappedHeap),
             "fabric" => Ok(LocalPath::Fabric),
-            _ => Err("expected mapped or fabric".into()),
+            _ => Err("expected mapped, mapped-heap or fabric".into()),
         }
+    }
+}
+
+impl LocalPath {
+    /// Whether co-located heaps are mapped.
+    pub fn maps_heaps(self) -> bool {
+        self != LocalPath::Fabric
     }
 }
 
@@ -60,6 +80,7 @@ impl std::fmt::Display for LocalPath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             LocalPath::Mapped => "mapped",
+            LocalPath::MappedHeap => "mapped-heap",
             LocalPath::Fabric => "fabric",
         })
     }
@@ -144,10 +165,12 @@ struct Advert {
     fd: i32,
     cookie: u64,
     wants: bool,
+    /// memfd of the static data (`statics::share`), or -1: not mappable.
+    statics_fd: i32,
 }
 
 impl Advert {
-    const BYTES: usize = 17;
+    const BYTES: usize = 21;
 
     fn encode(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(Self::BYTES);
@@ -155,6 +178,7 @@ impl Advert {
         v.extend_from_slice(&self.fd.to_le_bytes());
         v.extend_from_slice(&self.cookie.to_le_bytes());
         v.push(self.wants as u8);
+        v.extend_from_slice(&self.statics_fd.to_le_bytes());
         v
     }
 
@@ -167,24 +191,48 @@ impl Advert {
             fd: i32::from_le_bytes(b[4..8].try_into().ok()?),
             cookie: u64::from_le_bytes(b[8..16].try_into().ok()?),
             wants: b[16] != 0,
+            statics_fd: i32::from_le_bytes(b[17..21].try_into().ok()?),
         })
     }
 }
 
-/// One peer heap as this locale reaches it: `[lo, hi)` in the peer's
+/// One peer range as this locale reaches it: `[lo, hi)` in the peer's
 /// addresses, `delta` added to get the address in this process. Not mapped:
 /// `lo > hi`, so nothing translates.
+#[derive(Debug, Clone, Copy)]
+struct Range {
+    lo: u64,
+    hi: u64,
+    delta: u64,
+}
+
+const UNMAPPED_RANGE: Range = Range {
+    lo: 1,
+    hi: 0,
+    delta: 0,
+};
+
+impl Range {
+    #[inline]
+    fn translate(&self, addr: u64, end: u64) -> Option<*mut u8> {
+        (addr >= self.lo && end <= self.hi).then(|| addr.wrapping_add(self.delta) as *mut u8)
+    }
+}
+
+/// One peer as this locale reaches it: its heap, and its static data.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     lo: u64,
     hi: u64,
     delta: u64,
+    statics: Range,
 }
 
 const UNMAPPED: Slot = Slot {
     lo: 1,
     hi: 0,
     delta: 0,
+    statics: UNMAPPED_RANGE,
 };
 
 /// A peer heap mapped into this process (unmapped on drop).
@@ -242,18 +290,30 @@ pub struct OwnHeap {
     pub fd: Option<i32>,
     /// Offset of the [`BLOCK_BYTES`] block reserved for this path.
     pub block_off: u64,
+    /// This locale's static data and the memfd it lives in
+    /// (`statics::share`), if peers may map it.
+    pub statics: Option<(crate::statics::StaticSegment, i32)>,
+}
+
+/// What every locale registered: its heap (base, size) and static data.
+#[derive(Debug, Clone, Copy)]
+pub struct PeerRanges {
+    /// Heap base and size.
+    pub heap: (u64, u64),
+    /// Registered static data (size 0: none).
+    pub statics: crate::statics::StaticSegment,
 }
 
 impl Mapped {
     /// Collective: exchanges adverts, maps the co-located peers that want
-    /// the path, exchanges who mapped whom. `peers[i]` is locale i's heap
-    /// (base, size) as registered.
+    /// the path, exchanges who mapped whom. `peers[i]` is what locale i
+    /// registered.
     pub fn establish(
         oob: &dyn bootstrap::Oob,
         hosts: &HostLayout,
         path: LocalPath,
         own: OwnHeap,
-        peers: &[(u64, u64)],
+        peers: &[PeerRanges],
     ) -> Result<Mapped> {
         let me = oob.rank();
         let n = peers.len();
@@ -265,12 +325,14 @@ impl Mapped {
             AtomicU64::from_ptr((block + COOKIE_AT) as *mut u64).store(cookie, Ordering::Release);
             AtomicU32::from_ptr((block + DOORBELL_AT) as *mut u32).store(AWAKE, Ordering::Release);
         }
-        let wants = path == LocalPath::Mapped && own.fd.is_some();
+        let wants = path.maps_heaps() && own.fd.is_some();
+        let own_statics = own.statics.filter(|_| path == LocalPath::Mapped);
         let advert = Advert {
             pid: std::process::id(),
             fd: own.fd.unwrap_or(-1),
             cookie,
             wants,
+            statics_fd: own_statics.map_or(-1, |(_, fd)| fd),
         };
         let all = oob.allgather(&advert.encode())?;
         let adverts: Vec<Advert> = all
@@ -287,6 +349,7 @@ impl Mapped {
             lo: own.base,
             hi: own.base + own.size,
             delta: 0,
+            statics: UNMAPPED_RANGE,
         };
         let mut maps = Vec::new();
         let mut mine = vec![false; n];
@@ -296,16 +359,38 @@ impl Mapped {
             if j == me || !wants || !a.wants || hosts.keys[j] != hosts.keys[me] {
                 continue;
             }
-            let (base, size) = peers[j];
+            let (base, size) = peers[j].heap;
             match map_peer(a, size as usize, own.block_off) {
                 Ok(m) => {
                     slots[j] = Slot {
                         lo: base,
                         hi: base + size,
                         delta: (m.base as u64).wrapping_sub(base),
+                        statics: UNMAPPED_RANGE,
                     };
                     maps.push(m);
                     mine[j] = true;
+                    // Its static data too, where both sides shared theirs
+                    // and it is the same program (one segment size).
+                    let theirs = peers[j].statics;
+                    let same = own_statics.is_some_and(|(s, _)| s.size == theirs.size);
+                    if a.statics_fd >= 0 && same && theirs.size > 0 {
+                        match map_peer_statics(a, theirs.size as usize) {
+                            Ok(sm) => {
+                                slots[j].statics = Range {
+                                    lo: theirs.base,
+                                    hi: theirs.base + theirs.size,
+                                    delta: (sm.base as u64).wrapping_sub(theirs.base),
+                                };
+                                maps.push(sm);
+                            }
+                            Err(why) => tracing::warn!(
+                                peer = j,
+                                "cannot map the static data of locale {j}: {why}; its statics \
+                                 are reached through the fabric"
+                            ),
+                        }
+                    }
                 }
                 Err(why) => {
                     tracing::warn!(
@@ -343,7 +428,8 @@ impl Mapped {
 
     /// The address in this process of `len` bytes at `addr` on `locale`,
     /// if this locale reaches that heap by mapping (this locale's own heap
-    /// included) and the range lies inside it.
+    /// included) and the range lies inside it, or in that locale's static
+    /// data mapped here (not this locale's own: see [`Mapped::translate_static`]).
     #[inline]
     pub fn translate(&self, locale: Locale, addr: u64, len: usize) -> Option<*mut u8> {
         let s = self.slots.get(locale)?;
@@ -351,8 +437,23 @@ impl Mapped {
         if addr >= s.lo && end <= s.hi {
             Some(addr.wrapping_add(s.delta) as *mut u8)
         } else {
-            None
+            s.statics.translate(addr, end)
         }
+    }
+
+    /// The address in this process of `len` bytes at `addr` in the static
+    /// data of `locale`, if this locale maps it (a co-located peer's).
+    #[inline]
+    pub fn translate_static(&self, locale: Locale, addr: u64, len: usize) -> Option<*mut u8> {
+        let end = addr.checked_add(len as u64)?;
+        self.slots.get(locale)?.statics.translate(addr, end)
+    }
+
+    /// Whether this locale maps `locale`'s static data.
+    pub fn maps_statics(&self, locale: Locale) -> bool {
+        self.slots
+            .get(locale)
+            .is_some_and(|s| s.statics.lo <= s.statics.hi)
     }
 
     /// What to add to an address of `locale`'s heap to reach it here, if
@@ -502,6 +603,33 @@ fn map_peer(a: Advert, size: usize, block_off: u64) -> std::result::Result<Mappi
     Ok(m)
 }
 
+/// Maps the static data a peer advertised (whose heap, and so whose pid,
+/// was checked by its cookie just before).
+fn map_peer_statics(a: Advert, size: usize) -> std::result::Result<Mapping, String> {
+    use std::os::fd::AsRawFd;
+    let path = format!("/proc/{}/fd/{}", a.pid, a.statics_fd);
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("open {path}: {e}"))?;
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if len != size as u64 {
+        return Err(format!(
+            "{path} holds {len} bytes, the static data is {size}"
+        ));
+    }
+    // Checked below and unmapped by Mapping's drop.
+    let p = crate::heap::map_shared(f.as_raw_fd(), size);
+    if p == libc::MAP_FAILED {
+        return Err(format!("mmap {path}: {}", std::io::Error::last_os_error()));
+    }
+    Ok(Mapping {
+        base: p as *mut u8,
+        size,
+    })
+}
+
 fn random_u64() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -519,6 +647,12 @@ mod tests {
     #[test]
     fn local_path_parses_and_names_bad_values() {
         assert_eq!("mapped".parse::<LocalPath>(), Ok(LocalPath::Mapped));
+        assert_eq!(
+            "mapped-heap".parse::<LocalPath>(),
+            Ok(LocalPath::MappedHeap)
+        );
+        assert_eq!(LocalPath::MappedHeap.to_string(), "mapped-heap");
+        assert!(LocalPath::MappedHeap.maps_heaps() && !LocalPath::Fabric.maps_heaps());
         assert_eq!(" FABRIC ".parse::<LocalPath>(), Ok(LocalPath::Fabric));
         assert!("shm".parse::<LocalPath>().is_err());
     }
@@ -552,6 +686,7 @@ mod tests {
             fd: -1,
             cookie: 0xdead_beef,
             wants: true,
+            statics_fd: 9,
         };
         assert_eq!(Advert::decode(&a.encode()), Some(a));
         assert_eq!(Advert::decode(&[1, 2, 3]), None);
@@ -565,11 +700,17 @@ mod tests {
                     lo: 0x1000,
                     hi: 0x2000,
                     delta: 0,
+                    statics: UNMAPPED_RANGE,
                 },
                 Slot {
                     lo: 0x10_000,
                     hi: 0x11_000,
                     delta: 0x5000u64.wrapping_sub(0x10_000),
+                    statics: Range {
+                        lo: 0x40_000,
+                        hi: 0x41_000,
+                        delta: 0x9000u64.wrapping_sub(0x40_000),
+                    },
                 },
                 UNMAPPED,
             ]
@@ -591,6 +732,13 @@ mod tests {
         assert_eq!(m.translate(3, 0x10_008, 8), None, "no such locale");
         assert_eq!(m.translate(1, u64::MAX, 8), None, "overflow");
         assert!(m.maps(1) && !m.maps(0) && !m.maps(2) && !m.maps(3));
+        // Static data: its own range and delta.
+        assert_eq!(m.translate(1, 0x40_010, 8), Some(0x9010 as *mut u8));
+        assert_eq!(m.translate_static(1, 0x40_010, 8), Some(0x9010 as *mut u8));
+        assert_eq!(m.translate_static(1, 0x10_008, 8), None, "a heap address");
+        assert_eq!(m.translate(1, 0x40_ffc, 8), None, "runs past the statics");
+        assert_eq!(m.translate_static(0, 0x1008, 8), None, "own: not mapped");
+        assert!(m.maps_statics(1) && !m.maps_statics(0) && !m.maps_statics(2));
     }
 
     #[test]
@@ -601,6 +749,7 @@ mod tests {
                 lo: 0,
                 hi: BLOCK_BYTES as u64,
                 delta: (word as *const AtomicU32 as u64),
+                statics: UNMAPPED_RANGE,
             }]
             .into_boxed_slice(),
             _maps: Vec::new(),

@@ -11,6 +11,24 @@
 //!
 //! The segment is the executable's writable `PT_LOAD` segment minus its
 //! `PT_GNU_RELRO` part (made read-only after relocation), in whole pages. Shared libraries' statics are not included.
+//!
+//! Co-located locales reach each other's static data by mapping it, as they
+//! map each other's heap (`mapped.rs`): at start-up, before the segment is
+//! registered, [`share`] moves it onto a memfd (its pages copied into the
+//! memfd, then the memfd mapped shared over the segment's addresses), so a
+//! peer can map the same pages through `/proc/<pid>/fd/<fd>`. Without it a
+//! PUT to a co-located locale's static went through the provider, whose
+//! target-side progress nobody drove while that locale's poller slept on its
+//! doorbell: a flag ping-pong on a `static long` took 40-80 ms a round trip
+//! (issue 37). A `fork()`ed child gets private static data back (an atfork
+//! handler copies the segment into private pages), so it does not write its
+//! parent's statics.
+//!
+//! The copy and the remap are not atomic with respect to other threads: a
+//! store another thread makes to the segment between them is lost. `share`
+//! runs inside `Comm::init`, before the comm layer's and the runtime's
+//! threads start; a program must not have threads of its own storing to the
+//! executable's static data while it initializes the layer.
 
 /// `PF_W` of an ELF program header: the segment is writable.
 const PF_W: u32 = 2;
@@ -111,6 +129,142 @@ pub fn executable_data() -> Option<StaticSegment> {
             }
         })
         .max_by_key(|seg| seg.size)
+}
+
+/// The memfd holding the executable's static data once [`share`] moved it
+/// there (process-wide: one segment per process), or why it could not.
+static SHARED: std::sync::OnceLock<std::result::Result<std::os::fd::OwnedFd, String>> =
+    std::sync::OnceLock::new();
+
+/// The segment [`share`] moved, for the atfork handler: base and size.
+static SHARED_SEG: [std::sync::atomic::AtomicU64; 2] = [
+    std::sync::atomic::AtomicU64::new(0),
+    std::sync::atomic::AtomicU64::new(0),
+];
+
+/// Moves `seg` (the executable's static data, [`executable_data`]) onto a
+/// memfd that co-located peers can map, and returns the memfd's number.
+/// Process-wide and idempotent: later calls return the first call's answer.
+/// An error (no memfd, a failed mapping) leaves the segment as it was and
+/// says why.
+pub fn share(seg: StaticSegment) -> std::result::Result<i32, String> {
+    use std::os::fd::AsRawFd;
+    SHARED
+        .get_or_init(|| move_onto_memfd(seg))
+        .as_ref()
+        .map(|fd| fd.as_raw_fd())
+        .map_err(|e| e.clone())
+}
+
+fn move_onto_memfd(seg: StaticSegment) -> std::result::Result<std::os::fd::OwnedFd, String> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let page = 4096usize;
+    let size = seg.size as usize;
+    if size == 0 || seg.base % page as u64 != 0 || size % page != 0 {
+        return Err(format!("static segment {seg:x?} is not whole pages"));
+    }
+    let os = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+    // SAFETY: a NUL-terminated name and valid flags; checked below.
+    let fd = unsafe { libc::memfd_create(c"pgas-statics".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(os("memfd_create"));
+    }
+    // SAFETY: a fresh descriptor nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: a valid descriptor and length.
+    if unsafe { libc::ftruncate(fd.as_raw_fd(), size as libc::off_t) } != 0 {
+        return Err(os("ftruncate"));
+    }
+    // SAFETY: a new shared mapping of the memfd at an address the kernel
+    // picks; checked below, unmapped at the end of this function.
+    let tmp = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd.as_raw_fd(),
+            0,
+        )
+    };
+    if tmp == libc::MAP_FAILED {
+        return Err(os("mmap of the memfd"));
+    }
+    // Copy the pages that hold anything (the memfd starts zeroed: untouched
+    // .bss pages cost nothing).
+    for off in (0..size).step_by(page) {
+        // SAFETY: the segment is mapped readable and writable for the life
+        // of the process (the loader's writable segment, in whole pages) and
+        // `tmp` is `size` bytes of our own mapping; the two do not overlap.
+        unsafe {
+            let src = std::slice::from_raw_parts((seg.base as usize + off) as *const u8, page);
+            if src.iter().any(|b| *b != 0) {
+                std::ptr::copy_nonoverlapping(src.as_ptr(), (tmp as *mut u8).add(off), page);
+            }
+        }
+    }
+    // SAFETY: replaces the segment's pages by the memfd's, which now hold
+    // the same bytes, at the same addresses and with the same protection;
+    // nothing else of the process is in that range.
+    let p = unsafe {
+        libc::mmap(
+            seg.base as *mut libc::c_void,
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_FIXED,
+            fd.as_raw_fd(),
+            0,
+        )
+    };
+    // SAFETY: exactly the temporary mapping made above.
+    unsafe { libc::munmap(tmp, size) };
+    if p == libc::MAP_FAILED {
+        return Err(os("mmap over the static data"));
+    }
+    SHARED_SEG[0].store(seg.base, std::sync::atomic::Ordering::Relaxed);
+    SHARED_SEG[1].store(seg.size, std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: registers a handler that only makes system calls and copies
+    // memory; called once per process (inside the OnceLock).
+    unsafe { libc::pthread_atfork(None, None, Some(privatize_in_child)) };
+    Ok(fd)
+}
+
+/// In a `fork()`ed child: the static data back in private pages with the
+/// same contents, so the child does not write its parent's statics.
+extern "C" fn privatize_in_child() {
+    let base = SHARED_SEG[0].load(std::sync::atomic::Ordering::Relaxed) as usize;
+    let size = SHARED_SEG[1].load(std::sync::atomic::Ordering::Relaxed) as usize;
+    if size == 0 {
+        return;
+    }
+    // SAFETY: a fresh private anonymous mapping; the copy reads the
+    // segment (mapped for the life of the process) into it, and mremap
+    // moves it over the segment's addresses, replacing the shared pages.
+    // The child runs one thread here.
+    unsafe {
+        let tmp = libc::mmap(
+            std::ptr::null_mut(),
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if tmp == libc::MAP_FAILED {
+            return;
+        }
+        std::ptr::copy_nonoverlapping(base as *const u8, tmp as *mut u8, size);
+        let moved = libc::mremap(
+            tmp,
+            size,
+            size,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            base as *mut libc::c_void,
+        );
+        if moved == libc::MAP_FAILED {
+            libc::munmap(tmp, size);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -206,7 +206,8 @@ impl Comm {
         }
 
         // Register the heap: shared (memfd) when co-located peers may map it.
-        let heap = if cfg.local_path == LocalPath::Mapped && hosts.local_count > 1 {
+        let share_local = cfg.local_path.maps_heaps() && hosts.local_count > 1;
+        let heap = if share_local {
             match Heap::new_shared(cfg.heap_size) {
                 Ok(h) => h,
                 Err(e) => {
@@ -233,8 +234,23 @@ impl Comm {
                 tx_mrs.push(m);
             }
         }
-        // The executable's static data, remotely addressable too.
+        // The executable's static data, remotely addressable too; moved onto
+        // a memfd first (before it is registered) when co-located peers may
+        // map it (statics.rs).
         let statics = crate::statics::executable_data();
+        let statics_fd = match statics {
+            Some(seg) if share_local && cfg.local_path == LocalPath::Mapped => {
+                crate::statics::share(seg)
+                    .inspect_err(|e| {
+                        tracing::warn!(
+                            "static data not shared ({e}): co-located locales reach it through \
+                             the fabric"
+                        )
+                    })
+                    .ok()
+            }
+            _ => None,
+        };
         let static_mr = match statics {
             Some(seg) => {
                 // SAFETY: the executable's writable data segment is mapped
@@ -317,10 +333,16 @@ impl Comm {
                 size: heap.size() as u64,
                 fd: heap.shared_fd(),
                 block_off: mapped_block - heap.base_addr(),
+                statics: statics_fd
+                    .filter(|_| own_statics.size > 0)
+                    .map(|fd| (own_statics, fd)),
             },
             &peers
                 .iter()
-                .map(|p| (p.heap_base, p.heap_size))
+                .map(|p| crate::mapped::PeerRanges {
+                    heap: (p.heap_base, p.heap_size),
+                    statics: p.statics,
+                })
                 .collect::<Vec<_>>(),
         )?);
         for (i, p) in peers.iter_mut().enumerate() {

@@ -7,12 +7,13 @@ use crate::error::peer_err;
 
 /// Where a PUT or GET goes in the common cases (`Comm::heap_route`).
 enum HeapRoute {
-    /// A CPU copy at this address (a heap mapped here, or our own).
+    /// A CPU copy at this address (a heap mapped here, or our own; a
+    /// co-located locale's static data mapped here).
     Copy(*mut u8),
     /// Straight to the provider.
     Provider(RemoteBuf),
-    /// Anything else: static data, a bounce, empty or invalid (the general
-    /// path decides and reports).
+    /// Anything else: static data not mapped here, a bounce, empty or
+    /// invalid (the general path decides and reports).
     Elsewhere,
 }
 
@@ -86,11 +87,15 @@ impl Comm {
     /// Where a PUT or GET of the `len` bytes at `at`, from or to `local`,
     /// goes in the common cases, from one entry of the peer table: a heap
     /// this locale maps (a copy), or the heap of another locale that this
-    /// one does not map, with no bounce needed (the provider).
+    /// one does not map, with no bounce needed (the provider); outside every
+    /// heap, a co-located locale's static data mapped here (a copy too).
     #[inline]
     fn heap_route(&self, at: GlobalAddr, len: usize, local: *const u8) -> HeapRoute {
         let Some(p) = self.heap_peer(at, len) else {
-            return HeapRoute::Elsewhere;
+            return match self.mapped.translate_static(at.locale, at.addr, len) {
+                Some(p) => HeapRoute::Copy(p),
+                None => HeapRoute::Elsewhere,
+            };
         };
         match p.heap_path {
             HeapPath::Mapped { delta } => HeapRoute::Copy(at.addr.wrapping_add(delta) as *mut u8),
@@ -151,10 +156,11 @@ impl Comm {
 
     /// A store by the mapped path (a CPU copy, visible at once) to `target`
     /// must not overtake the calling thread's earlier stores to `target`
-    /// that went through the provider: its static data is not mapped, so
-    /// PUTs and atomics there take the fabric (and AMs) even between
-    /// co-located locales, and "ordered target by target" (`fence`) would
-    /// not hold between a static and a heap word of one locale. If any such
+    /// that went through the provider: where its static data is not mapped
+    /// (`PGAS_LOCAL_PATH=mapped-heap`, or sharing it failed), PUTs and
+    /// atomics there take the fabric (and AMs) even between co-located
+    /// locales, and "ordered target by target" (`fence`) would not hold
+    /// between a static and a heap word of one locale. If any such
     /// store may still dangle (rare: one locked look at the context, only
     /// when the thread has fabric work at all), the boundary makes it
     /// visible first.
