@@ -138,8 +138,10 @@ pub(crate) fn sym(call: &str, rt: &Runtime, addr: *const c_void, pe: i32) -> Glo
     let pe = check_pe(call, rt, pe);
     let a = addr as u64;
     let comm = rt.comm();
-    if let Ok(g) = comm.symmetric(GlobalAddr::new(rt.here(), a), pe) {
-        return g;
+    if comm.heap().contains(a, 1) {
+        if let Ok(g) = comm.symmetric(GlobalAddr::new(rt.here(), a), pe) {
+            return g;
+        }
     }
     match comm.static_addr(a, pe) {
         Ok(g) => g,

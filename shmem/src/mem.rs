@@ -6,9 +6,8 @@
 //! on an offset free on all of them, so a PE finds a peer's copy at the
 //! same offset of the peer's heap). Each entry point ends with a barrier,
 //! as the specification requires. `shmem_ptr` is the mapped path: a
-//! co-located PE's heap is mapped into this process, so the pointer is a
-//! real one; a PE across the fabric (or static data, which is not mapped)
-//! gives NULL.
+//! co-located PE's heap and static data are mapped into this process, so
+//! the pointer is a real one; a PE across the fabric gives NULL.
 
 use crate::{check_pe, die, rt, OrDie};
 use parking_lot::Mutex;
@@ -136,7 +135,11 @@ pub unsafe extern "C" fn shmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_voi
         return dest as *mut c_void;
     }
     let comm = rt.comm();
-    match comm.symmetric(GlobalAddr::new(rt.here(), dest as u64), pe) {
+    let a = dest as u64;
+    let there = comm
+        .symmetric(GlobalAddr::new(rt.here(), a), pe)
+        .or_else(|_| comm.static_addr(a, pe));
+    match there {
         Ok(g) => comm
             .mapped_ptr(g, 1)
             .map_or(std::ptr::null_mut(), |p| p as *mut c_void),
