@@ -24,6 +24,7 @@
 
 pub mod atomic;
 pub mod byref;
+pub mod coll;
 pub mod convert;
 pub mod desc;
 pub mod event;
@@ -32,6 +33,7 @@ pub mod lock;
 pub mod stat;
 pub mod state;
 pub mod sync;
+pub mod team;
 pub mod token;
 
 pub use state::Caf;
