@@ -35,5 +35,6 @@ pub mod state;
 pub mod sync;
 pub mod team;
 pub mod token;
+pub mod transfer;
 
 pub use state::Caf;
