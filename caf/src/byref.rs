@@ -152,6 +152,23 @@ unsafe fn target(
     })
 }
 
+/// What a local descriptor describes. gfortran leaves `offset` unset in
+/// the descriptors of scalars it builds for these calls, so a scalar's
+/// element is at `base_addr` whatever `offset` holds.
+///
+/// # Safety
+/// `d` is a valid gfortran descriptor.
+unsafe fn local_shape(d: *const Descriptor) -> Shape {
+    // SAFETY: caller.
+    let (rank, base) = unsafe { ((*d).dtype.rank, (*d).base_addr) };
+    // SAFETY: caller.
+    let mut s = unsafe { Shape::of(d) };
+    if rank <= 0 {
+        s.base = base as *mut u8;
+    }
+    s
+}
+
 /// Reads the located elements of an image into one buffer (in order).
 fn fetch(mem: &ImageMem<'_>, at: &Located) -> Result<Vec<u8>, String> {
     let len = at.elem_len;
@@ -171,8 +188,10 @@ fn store(mem: &ImageMem<'_>, at: &Located, buf: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// Converts `n_out` elements of `de` from `src` (`n_in` elements of `se`,
-/// or one, broadcast).
+/// Converts `n_out` elements of `de` from `src` (`n_in` elements of `se`:
+/// one is broadcast; more than `n_out`, the first `n_out` are taken, as
+/// OpenCoarrays and GCC's single-image library do for a source longer than
+/// the destination, which OpenCoarrays' own tests rely on).
 fn convert_all(src: &[u8], se: Elem, n_in: usize, de: Elem, n_out: usize) -> Vec<u8> {
     let mut out = vec![0u8; n_out * de.len];
     for k in 0..n_out {
@@ -285,10 +304,10 @@ unsafe fn get_by_ref(
         unsafe { reallocate(dst, &dst_extents(&at, rank))? };
     }
     // SAFETY: a valid descriptor with its data.
-    let shape = unsafe { Shape::of(dst) };
+    let shape = unsafe { local_shape(dst) };
     let n_out = shape.len();
     let n_in = at.elems.len();
-    if n_in != n_out && n_in != 1 {
+    if n_in < n_out && n_in != 1 {
         return Err(Failure(
             STAT_ERROR,
             format!("the image holds {n_in} elements, the destination {n_out}"),
@@ -340,10 +359,10 @@ unsafe fn send_by_ref(
         r => r?,
     };
     // SAFETY: gfortran's source descriptor.
-    let shape = unsafe { Shape::of(src) };
+    let shape = unsafe { local_shape(src) };
     let n_in = shape.len();
     let n_out = at.elems.len();
-    if n_in != n_out && n_in != 1 {
+    if n_in < n_out && n_in != 1 {
         return Err(Failure(
             STAT_ERROR,
             format!("the source holds {n_in} elements, the image's destination {n_out}"),
@@ -503,7 +522,7 @@ pub unsafe extern "C" fn _gfortran_caf_sendget_by_ref(
             };
             let at = walk::walk(&mem, t.start, t.top.as_ref(), &t.refs)?;
             let (n_in, n_out) = (src_at.elems.len(), at.elems.len());
-            if n_in != n_out && n_in != 1 {
+            if n_in < n_out && n_in != 1 {
                 return Err(Failure(
                     STAT_ERROR,
                     format!(

@@ -102,8 +102,9 @@ pub struct CafReference {
 pub enum Sel {
     /// Listed indices (a vector subscript).
     Vector(Vec<i64>),
-    /// The whole extent, step 1.
-    Full,
+    /// The whole extent (`::stride`: every stride-th element, from the
+    /// upper bound down when negative).
+    Full { stride: isize },
     /// `start:end:stride` (both ends given).
     Range {
         start: isize,
@@ -216,7 +217,9 @@ pub unsafe fn decode(refs: *const CafReference) -> Result<Vec<Ref>, String> {
                             end: s.end,
                             stride: s.stride,
                         },
-                        MODE_FULL => Sel::Full,
+                        MODE_FULL => Sel::Full {
+                            stride: if s.stride == 0 { 1 } else { s.stride },
+                        },
                         MODE_RANGE => Sel::Range {
                             start: s.start,
                             end: s.end,

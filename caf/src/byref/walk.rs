@@ -106,7 +106,8 @@ fn indices(sel: &Sel, d: &Dim, k: usize) -> Result<Vec<isize>, WalkError> {
         v
     };
     let v: Vec<isize> = match sel {
-        Sel::Full => range(lb, ub, 1),
+        Sel::Full { stride } if *stride > 0 => range(lb, ub, *stride),
+        Sel::Full { stride } => range(ub, lb, *stride),
         Sel::Range { start, end, stride } => range(*start, *end, *stride),
         Sel::Single(i) => vec![*i],
         Sel::OpenEnd { start, stride } => range(*start, if *stride > 0 { ub } else { lb }, *stride),
@@ -264,7 +265,7 @@ pub fn walk(
                         if !matches!(sel, Sel::Single(_)) {
                             this_shape.push(Extent {
                                 n: idx.len(),
-                                lbound: if matches!(sel, Sel::Full) {
+                                lbound: if matches!(sel, Sel::Full { stride: 1 }) {
                                     dm.lbound
                                 } else {
                                     1
@@ -441,7 +442,7 @@ mod tests {
             comp(16, true),
             Ref {
                 part: Part::Array {
-                    dims: vec![Sel::Single(3), Sel::Full],
+                    dims: vec![Sel::Single(3), Sel::Full { stride: 1 }],
                     described: true,
                 },
                 item_size: 4,
@@ -456,7 +457,7 @@ mod tests {
             comp(16, true),
             Ref {
                 part: Part::Array {
-                    dims: vec![Sel::Single(10), Sel::Full],
+                    dims: vec![Sel::Single(10), Sel::Full { stride: 1 }],
                     described: true,
                 },
                 item_size: 4,
@@ -483,7 +484,7 @@ mod tests {
                 comp(0, true),
                 Ref {
                     part: Part::Array {
-                        dims: vec![Sel::Full],
+                        dims: vec![Sel::Full { stride: 1 }],
                         described: true,
                     },
                     item_size: 4,
@@ -555,6 +556,32 @@ mod tests {
         let l = walk(&Local, 5000, Some(&top), &refs).unwrap();
         assert_eq!(l.elems, vec![5000 + 3 * 120 + 8]);
         assert!(walk(&Local, 5000, None, &refs).is_err());
+    }
+
+    #[test]
+    fn full_dimensions_take_their_stride() {
+        let top = DescCopy {
+            base_addr: 0,
+            dims: vec![Dim {
+                stride: 1,
+                lbound: 1,
+                ubound: 5,
+            }],
+        };
+        let at = |stride| {
+            let refs = vec![Ref {
+                part: Part::Array {
+                    dims: vec![Sel::Full { stride }],
+                    described: true,
+                },
+                item_size: 4,
+            }];
+            let l = walk(&Local, 0, Some(&top), &refs).unwrap();
+            l.elems.iter().map(|a| a / 4).collect::<Vec<u64>>()
+        };
+        assert_eq!(at(1), vec![0, 1, 2, 3, 4]);
+        assert_eq!(at(2), vec![0, 2, 4]);
+        assert_eq!(at(-2), vec![4, 2, 0]);
     }
 
     #[test]
