@@ -293,6 +293,9 @@ pub struct OwnHeap {
     /// This locale's static data and the memfd it lives in
     /// (`statics::share`), if peers may map it.
     pub statics: Option<(crate::statics::StaticSegment, i32)>,
+    /// Test-only (`PGAS_MCM_WEAKEN=mapped-statics-private`): map peers'
+    /// static data copy-on-write, so stores through it stay here.
+    pub statics_private: bool,
 }
 
 /// What every locale registered: its heap (base, size) and static data.
@@ -375,7 +378,7 @@ impl Mapped {
                     let theirs = peers[j].statics;
                     let same = own_statics.is_some_and(|(s, _)| s.size == theirs.size);
                     if a.statics_fd >= 0 && same && theirs.size > 0 {
-                        match map_peer_statics(a, theirs.size as usize) {
+                        match map_peer_statics(a, theirs.size as usize, own.statics_private) {
                             Ok(sm) => {
                                 slots[j].statics = Range {
                                     lo: theirs.base,
@@ -604,8 +607,9 @@ fn map_peer(a: Advert, size: usize, block_off: u64) -> std::result::Result<Mappi
 }
 
 /// Maps the static data a peer advertised (whose heap, and so whose pid,
-/// was checked by its cookie just before).
-fn map_peer_statics(a: Advert, size: usize) -> std::result::Result<Mapping, String> {
+/// was checked by its cookie just before); copy-on-write for the negative
+/// control only (`private`).
+fn map_peer_statics(a: Advert, size: usize, private: bool) -> std::result::Result<Mapping, String> {
     use std::os::fd::AsRawFd;
     let path = format!("/proc/{}/fd/{}", a.pid, a.statics_fd);
     let f = std::fs::OpenOptions::new()
@@ -620,7 +624,22 @@ fn map_peer_statics(a: Advert, size: usize) -> std::result::Result<Mapping, Stri
         ));
     }
     // Checked below and unmapped by Mapping's drop.
-    let p = crate::heap::map_shared(f.as_raw_fd(), size);
+    let p = if private {
+        // SAFETY: a new private mapping of the whole file at an address the
+        // kernel picks; checked below.
+        unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE,
+                f.as_raw_fd(),
+                0,
+            )
+        }
+    } else {
+        crate::heap::map_shared(f.as_raw_fd(), size)
+    };
     if p == libc::MAP_FAILED {
         return Err(format!("mmap {path}: {}", std::io::Error::last_os_error()));
     }

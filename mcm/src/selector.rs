@@ -100,9 +100,14 @@ pub enum Weakening {
     P2pReadNoForce,
     /// Generic layer: a PUT or atomic on the mapped path (a CPU copy) does
     /// not first force the caller's fabric stores to the same locale (its
-    /// static data, reached through the provider), so two stores to one
-    /// target can become visible out of program order.
+    /// static data, reached through the provider with
+    /// `PGAS_LOCAL_PATH=mapped-heap`), so two stores to one target can
+    /// become visible out of program order.
     MappedUnordered,
+    /// Mechanism: co-located locales map each other's static data
+    /// copy-on-write, so a store through the mapping never reaches the
+    /// owner (the negative control of sharing the static data, issue 37).
+    MappedStaticsPrivate,
     /// delivery-complete: a non-blocking PUT is taken never to overlap a
     /// later PUT or GET to its target, so neither waits it out (a hole in
     /// this crate's policy, like the first four: the negative control of the
@@ -119,7 +124,7 @@ pub enum Weakening {
 
 impl Weakening {
     /// Every weakening, in the order of the list above.
-    pub const ALL: [Weakening; 14] = [
+    pub const ALL: [Weakening; 15] = [
         Weakening::NoForcing,
         Weakening::NoSourceWait,
         Weakening::ReadAmoNoForce,
@@ -131,6 +136,7 @@ impl Weakening {
         Weakening::WorkFlagBeforePost,
         Weakening::P2pReadNoForce,
         Weakening::MappedUnordered,
+        Weakening::MappedStaticsPrivate,
         Weakening::RangeBlind,
         Weakening::BatchUnwaited,
         Weakening::WindowAnyTarget,
@@ -150,6 +156,7 @@ impl Weakening {
             Weakening::WorkFlagBeforePost => "work-flag-before-post",
             Weakening::P2pReadNoForce => "p2p-read-no-force",
             Weakening::MappedUnordered => "mapped-unordered",
+            Weakening::MappedStaticsPrivate => "mapped-statics-private",
             Weakening::RangeBlind => "range-blind",
             Weakening::BatchUnwaited => "batch-unwaited",
             Weakening::WindowAnyTarget => "window-any-target",

@@ -41,8 +41,9 @@ pub struct Word {
 pub enum Mem {
     /// The registered heap (mapped by co-located locales).
     Heap,
-    /// The executable's static data (`Runtime::static_ptr`; reached
-    /// through the provider even by co-located locales).
+    /// The executable's static data (`Runtime::static_ptr`; mapped by
+    /// co-located locales, or reached through the provider with
+    /// `PGAS_LOCAL_PATH=mapped-heap`).
     Static,
     /// A lock word (heap): the oracle's value is 0 when free, the holder + 1
     /// while held; only [`Step::Lock`] and [`Step::Unlock`] touch it.
@@ -1358,8 +1359,8 @@ fn sb_local(out: &mut Vec<Program>) {
 }
 
 /// MP with static data: the data, the flag or both in the executable's
-/// static data (reached through the provider even between co-located
-/// locales, while their heaps are mapped).
+/// static data (mapped by co-located locales, or reached through the
+/// provider while their heaps are mapped: `PGAS_LOCAL_PATH=mapped-heap`).
 fn mp_static(out: &mut Vec<Program>) {
     let (l0, l1, l2) = (0u8, 1u8, 2u8);
     for (dm, fm) in [

@@ -64,7 +64,10 @@ fn cells() -> Vec<Cell> {
     }
     // The intra-node mapped path (the default on one host; the harness
     // runs the provider path unless told): PUT/GET copies, CPU atomics, the
-    // on-statements through the provider; every mode once.
+    // on-statements through the provider; every mode once. The heaps and,
+    // since issue 37, the static data are mapped (MP-STATIC, FENCE and
+    // SIGNAL have static words); "mapped heaps only" keeps the path before
+    // it, static data through the provider (`PGAS_LOCAL_PATH=mapped-heap`).
     for (provider, mode) in [
         ("shm", "message-order"),
         ("shm", "delivery-complete"),
@@ -76,6 +79,11 @@ fn cells() -> Vec<Cell> {
             ..cell(provider, mode)
         });
     }
+    v.push(Cell {
+        extra: vec![("PGAS_LOCAL_PATH", "mapped-heap")],
+        label: "mapped heaps only",
+        ..cell("shm", "message-order")
+    });
     for (provider, mode) in [
         ("tcp;ofi_rxm", "message-order"),
         ("shm", "delivery-complete"),
@@ -510,20 +518,37 @@ fn controls(full: bool) -> Vec<Control> {
             asserted: true,
         },
         // Issue 21, hole 4: a mapped copy overtaking a store to the same
-        // locale's static data (which goes through the provider).
+        // locale's static data, where that goes through the provider (the
+        // heaps mapped, the static data not: `mapped-heap`).
         Control {
             weakening: "mapped-unordered",
             cell: Cell {
                 extra: vec![
                     ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
-                    ("PGAS_LOCAL_PATH", "mapped"),
+                    ("PGAS_LOCAL_PATH", "mapped-heap"),
                 ],
-                label: "mixed hosts",
+                label: "mixed hosts, heaps mapped",
                 ..cell(MIXED_PROVIDER, "message-order")
             },
             families: "FENCE",
             matching: "",
             rounds: 30 * k,
+            asserted: true,
+        },
+        // Issue 37: co-located locales share their static data. Mapped
+        // copy-on-write instead, a PUT to a peer's static stays in the
+        // writer's copy: MP with the data static and the flag on the heap
+        // (`w1@L`: a heap flag) must show it.
+        Control {
+            weakening: "mapped-statics-private",
+            cell: Cell {
+                extra: vec![("PGAS_LOCAL_PATH", "mapped")],
+                label: "mapped path",
+                ..cell("shm", "message-order")
+            },
+            families: "MP-STATIC",
+            matching: "w1@L",
+            rounds: 10 * k,
             asserted: true,
         },
         // delivery-complete's AMO window going on across targets: the flag

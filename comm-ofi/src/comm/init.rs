@@ -336,6 +336,7 @@ impl Comm {
                 statics: statics_fd
                     .filter(|_| own_statics.size > 0)
                     .map(|fd| (own_statics, fd)),
+                statics_private: cfg.weaken == Some(crate::Weakening::MappedStaticsPrivate),
             },
             &peers
                 .iter()
