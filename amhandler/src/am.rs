@@ -120,6 +120,8 @@ pub struct Stats {
     pub amos: u64,
     /// Landing-zone halves reposted after the provider retired them.
     pub lz_reposts: u64,
+    /// Received messages dropped as malformed (each with a log line).
+    pub dropped: u64,
 }
 
 #[derive(Default)]
@@ -129,6 +131,7 @@ pub(crate) struct Counters {
     pub executed: AtomicU64,
     pub amos: AtomicU64,
     pub lz_reposts: AtomicU64,
+    pub dropped: AtomicU64,
 }
 
 /// Work for the handler threads: fast bodies, atomics, no-ops.
@@ -350,6 +353,7 @@ impl Am {
             executed: c.executed.load(Ordering::Relaxed),
             amos: c.amos.load(Ordering::Relaxed),
             lz_reposts: c.lz_reposts.load(Ordering::Relaxed),
+            dropped: c.dropped.load(Ordering::Relaxed),
         }
     }
 

@@ -68,9 +68,34 @@ pub fn done_word(len: usize, large: bool, error: bool) -> u64 {
         | ((len as u64) << 8)
 }
 
-/// Decodes a done word into (len, large, error).
+/// Decodes a done word into (len, large, error), trusting it (words this
+/// process wrote itself); a word a peer wrote goes through [`check_done`].
 pub fn parse_done(w: u64) -> (usize, bool, bool) {
     ((w >> 8) as usize, w & DONE_LARGE != 0, w & DONE_ERROR != 0)
+}
+
+/// Decodes a done word a peer wrote into our slot (`PGAS_AM_DONE=put`, or
+/// a Reply message's flags): (len, large, error), or why it cannot be one
+/// of ours. An inline reply fits the slot; a large one is longer than the
+/// slot's inline area and at most [`MAX_REPLY`] bytes; no unknown flag bit.
+pub fn check_done(w: u64) -> std::result::Result<(usize, bool, bool), String> {
+    let (len, large, error) = parse_done(w);
+    let flags = w & 0xff;
+    if flags & !(DONE_SET | DONE_LARGE | DONE_ERROR) != 0 || flags & DONE_SET == 0 {
+        return Err(format!("done word {w:#x} has flags {flags:#x}"));
+    }
+    if !large && len > SLOT_INLINE {
+        return Err(format!(
+            "done word {w:#x}: a {len}-byte inline reply does not fit the {SLOT_INLINE}-byte slot"
+        ));
+    }
+    if large && (len <= SLOT_INLINE || len > MAX_REPLY) {
+        return Err(format!(
+            "done word {w:#x}: a large reply of {len} bytes (must be {}..={MAX_REPLY})",
+            SLOT_INLINE + 1
+        ));
+    }
+    Ok((len, large, error))
 }
 
 /// AM kinds.
@@ -237,6 +262,75 @@ impl Header {
         }
         Ok((h, payload))
     }
+
+    /// What a decoded header must also satisfy before the receiver acts on
+    /// it, checked without the network: a sender inside the job of
+    /// `locales`, known flag bits, aligned done slots, operands each kind
+    /// needs (an atomic's codes, the large kinds' buffers), lengths a
+    /// sender of ours would use. The ranges in the sender's heap are
+    /// checked by the receiver against the exchanged heaps
+    /// (`Comm::check_range`) before anything is allocated for them.
+    pub fn check(&self, locales: Locale) -> Result<()> {
+        let bad = |why: String| {
+            Error::Unsupported(format!(
+                "malformed active message: {:?} from locale {}: {why}",
+                self.op, self.src
+            ))
+        };
+        if self.src >= locales {
+            return Err(bad(format!("sender outside the job of {locales} locales")));
+        }
+        if self.flags & !(FLAG_FAST | FLAG_BLOCKING) != 0 {
+            return Err(bad(format!("unknown flags {:#04x}", self.flags)));
+        }
+        if self.blocking() && self.slot % 8 != 0 {
+            return Err(bad(format!("done slot {:#x} not 8-aligned", self.slot)));
+        }
+        let len = self.len as usize;
+        match self.op {
+            Op::ExecOn | Op::Put if self.inline_payload() && len > INLINE_MAX => {
+                Err(bad(format!("{len} inline bytes, over {INLINE_MAX}")))
+            }
+            Op::ExecOnLarge | Op::Put if !self.inline_payload() && self.b == 0 => {
+                Err(bad("large payload without its address".into()))
+            }
+            Op::ExecOnLarge if len <= INLINE_MAX => Err(bad(format!(
+                "a {len}-byte payload sent as large (at most {INLINE_MAX} go inline)"
+            ))),
+            Op::Get if self.b == 0 => Err(bad("GET without a destination".into())),
+            Op::Amo => {
+                let (ty, op) = (self.c & 0xff, (self.c >> 8) & 0xff);
+                let known = match (
+                    comm_ofi::cpu_amo::type_from(ty),
+                    comm_ofi::cpu_amo::op_from(op),
+                ) {
+                    (Some(t), Some(o)) => comm_ofi::cpu_amo::valid(t, o),
+                    _ => false,
+                };
+                if !known || self.c >> 17 != 0 {
+                    return Err(bad(format!("unknown atomic code {:#x}", self.c)));
+                }
+                Ok(())
+            }
+            Op::Reply => {
+                if self.slot == 0 || self.slot % 8 != 0 {
+                    return Err(bad(format!("done slot {:#x}", self.slot)));
+                }
+                // The done flags travel in `c`'s low byte, the length in
+                // `len`: a bit above would mean something else in a word.
+                if self.c > 0xff {
+                    return Err(bad(format!("done flags {:#x}", self.c)));
+                }
+                let w = u64::from(self.c) | (u64::from(self.len) << 8);
+                let (_, large, _) = check_done(w).map_err(bad)?;
+                if large && self.a == 0 {
+                    return Err(bad("large reply without its address".into()));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A reply of at most one word (a no-op's nothing, an atomic's old value):
@@ -313,6 +407,62 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("payload"));
+    }
+
+    #[test]
+    fn check_rejects_what_no_sender_of_ours_sends() {
+        let ok = Header::new(Op::Nop, FLAG_BLOCKING, 1, 128);
+        assert!(ok.check(2).is_ok());
+        let msg = |h: Header| h.check(2).unwrap_err().to_string();
+        assert!(msg(Header::new(Op::Nop, 0, 2, 0)).contains("outside the job of 2"));
+        assert!(msg(Header::new(Op::Nop, 0x80, 1, 0)).contains("flags 0x80"));
+        assert!(msg(Header::new(Op::Nop, FLAG_BLOCKING, 1, 12)).contains("not 8-aligned"));
+        let mut h = Header::new(Op::ExecOnLarge, 0, 1, 0);
+        h.len = 5000;
+        assert!(msg(h).contains("without its address"));
+        h.b = 4096;
+        assert!(h.check(2).is_ok());
+        h.len = 10;
+        assert!(msg(h).contains("sent as large"));
+        let mut h = Header::new(Op::Amo, FLAG_BLOCKING, 1, 128);
+        h.c = 0xff;
+        assert!(msg(h).contains("atomic code"));
+        h.c = 3 | 1 << 16;
+        assert!(h.check(2).is_ok());
+        h.c |= 1 << 20;
+        assert!(msg(h).contains("atomic code"));
+        let mut h = Header::new(Op::Reply, 0, 1, 128);
+        h.c = DONE_SET as u32;
+        h.len = 8;
+        assert!(h.check(2).is_ok());
+        h.len = 5000;
+        assert!(msg(h).contains("does not fit"));
+        h.c |= DONE_LARGE as u32;
+        assert!(msg(h).contains("without its address"));
+        h.a = 4096;
+        assert!(h.check(2).is_ok());
+        h.c = 0x80;
+        assert!(msg(h).contains("flags"));
+        // Found by the fuzz sweep: flag bits above the low byte.
+        h.c = 0x101;
+        assert!(msg(h).contains("done flags 0x101"));
+    }
+
+    #[test]
+    fn done_words_from_peers_are_checked() {
+        assert_eq!(
+            check_done(done_word(8, false, false)),
+            Ok((8, false, false))
+        );
+        assert_eq!(
+            check_done(done_word(5000, true, true)),
+            Ok((5000, true, true))
+        );
+        assert!(check_done(0).is_err());
+        assert!(check_done(done_word(5000, false, false)).is_err());
+        assert!(check_done(done_word(8, true, false)).is_err());
+        assert!(check_done(done_word(MAX_REPLY + 1, true, false)).is_err());
+        assert!(check_done(done_word(8, false, false) | 0x40).is_err());
     }
 
     #[test]

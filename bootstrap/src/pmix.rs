@@ -34,6 +34,7 @@ use crate::error::OobError;
 use crate::oob::Oob;
 use crate::pmix_ffi::{self as ffi, key, ty, Info, Lib, Proc, Value, ValueData};
 use crate::single::check_len;
+use crate::wire::PmixValue;
 
 /// After `PMIx_Abort`, how long to wait for the launcher to kill us before
 /// exiting on our own.
@@ -43,9 +44,7 @@ const MAX_ABORT_MSG: usize = 64 * 1024;
 /// Exit status of an aborting locale (and the status asked of the launcher).
 const ABORT_EXIT_CODE: i32 = 1;
 
-/// Value header: format version, collective kind, root (u32 LE).
-const HEADER_LEN: usize = 6;
-const FORMAT: u8 = 1;
+/// Collective kinds in a value's header (`wire::PmixValue`).
 const KIND_ALLGATHER: u8 = 1;
 const KIND_BROADCAST: u8 = 2;
 
@@ -263,28 +262,26 @@ impl PmixOob {
             }
             Err(rc) => return Err(self.pmix_err("PMIx_Get", rc, seq)),
         };
-        if raw.len() < HEADER_LEN || raw[0] != FORMAT {
-            return Err(OobError::Protocol(format!(
-                "collective #{seq}: locale {rank}'s value is not ours ({} bytes)",
-                raw.len()
-            )));
-        }
-        let their_kind = raw[1];
-        let their_root = u32::from_le_bytes(raw[2..6].try_into().expect("4 bytes")) as usize;
-        if their_kind != kind || (kind == KIND_BROADCAST && their_root != root) {
-            let theirs = format!("locale {rank} called {}", describe(their_kind, their_root));
+        let value = PmixValue::decode(&raw).map_err(|why| {
+            OobError::Protocol(format!(
+                "collective #{seq}: locale {rank}'s value is not ours: {why}"
+            ))
+        })?;
+        let their_root = value.root as usize;
+        if value.kind != kind || (kind == KIND_BROADCAST && their_root != root) {
+            let theirs = format!("locale {rank} called {}", describe(value.kind, their_root));
             return Err(mismatch(seq, &theirs, self.inner.rank, kind, root));
         }
-        Ok(raw[HEADER_LEN..].to_vec())
+        Ok(value.data.to_vec())
     }
 
     fn header(kind: u8, root: usize, data: &[u8]) -> Vec<u8> {
-        let mut v = Vec::with_capacity(HEADER_LEN + data.len());
-        v.push(FORMAT);
-        v.push(kind);
-        v.extend_from_slice(&(root as u32).to_le_bytes());
-        v.extend_from_slice(data);
-        v
+        PmixValue {
+            kind,
+            root: root as u32,
+            data,
+        }
+        .encode()
     }
 }
 

@@ -374,9 +374,75 @@ impl Msg {
                 "frame length {len} (must be 1..={MAX_FRAME})"
             )));
         }
-        let mut body = vec![0u8; len];
-        read_exact(r, &mut body)?;
+        // The buffer grows with the bytes that arrive, never to the length
+        // a peer claims before it sent them (a 1 GiB claim is no 1 GiB
+        // allocation).
+        let mut body = Vec::with_capacity(len.min(READ_CHUNK));
+        let got = r
+            .take(len as u64)
+            .read_to_end(&mut body)
+            .map_err(|e| match e.kind() {
+                io::ErrorKind::ConnectionReset => WireError::Closed,
+                _ => WireError::Io(e),
+            })?;
+        if got < len {
+            return Err(WireError::Closed);
+        }
         Msg::decode(&body)
+    }
+}
+
+/// What [`Msg::read_from`] reserves up front; a longer frame's buffer
+/// grows as its bytes arrive.
+const READ_CHUNK: usize = 64 << 10;
+
+/// The value a locale puts under PMIx for one collective (no launcher of
+/// ours in between): a format byte, the collective's kind, its root (`u32`
+/// LE), then the locale's bytes. Decoded by every other locale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PmixValue<'a> {
+    /// Collective kind (the PMIx backend's numbering).
+    pub kind: u8,
+    /// Broadcast root (0 otherwise).
+    pub root: u32,
+    /// The locale's contribution.
+    pub data: &'a [u8],
+}
+
+impl<'a> PmixValue<'a> {
+    /// Header bytes before the data.
+    pub const HEADER: usize = 6;
+    /// The format byte.
+    pub const FORMAT: u8 = 1;
+
+    /// The value as put.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(Self::HEADER + self.data.len());
+        v.push(Self::FORMAT);
+        v.push(self.kind);
+        v.extend_from_slice(&self.root.to_le_bytes());
+        v.extend_from_slice(self.data);
+        v
+    }
+
+    /// Decodes a value another locale put; `Err` says why it is not ours.
+    pub fn decode(raw: &'a [u8]) -> Result<PmixValue<'a>, String> {
+        let mut c = Cursor { b: raw, at: 0 };
+        let format = c.u8().map_err(|e| e.to_string())?;
+        if format != Self::FORMAT {
+            return Err(format!(
+                "format {format}, expected {} ({} bytes)",
+                Self::FORMAT,
+                raw.len()
+            ));
+        }
+        let kind = c.u8().map_err(|e| e.to_string())?;
+        let root = c.u32().map_err(|e| e.to_string())?;
+        Ok(PmixValue {
+            kind,
+            root,
+            data: c.rest(),
+        })
     }
 }
 
@@ -588,6 +654,36 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_huge_claimed_length_cut_short_is_a_closed_connection() {
+        // 1 GiB claimed, 3 bytes sent: the connection closed inside the
+        // frame. (That the buffer grows only with the bytes that arrived is
+        // checked by the fuzz target oob_frame under a 64 MB malloc limit.)
+        let mut frame = (MAX_FRAME as u32).to_le_bytes().to_vec();
+        frame.extend_from_slice(&[T_WELCOME, 1, 0]);
+        assert!(matches!(
+            Msg::read_from(&mut &frame[..]),
+            Err(WireError::Closed)
+        ));
+    }
+
+    #[test]
+    fn pmix_values_round_trip_and_foreign_ones_are_named() {
+        let v = PmixValue {
+            kind: 2,
+            root: 3,
+            data: b"abc",
+        };
+        let raw = v.encode();
+        assert_eq!(PmixValue::decode(&raw).unwrap(), v);
+        assert!(PmixValue::decode(&raw[..4])
+            .unwrap_err()
+            .contains("truncated"));
+        assert!(PmixValue::decode(&[9, 1, 0, 0, 0, 0])
+            .unwrap_err()
+            .contains("format 9"));
     }
 
     #[test]

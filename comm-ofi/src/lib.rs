@@ -20,6 +20,7 @@ pub mod diag;
 pub mod doorbell;
 pub mod env;
 pub mod error;
+pub mod exchange;
 pub mod futex;
 pub mod heap;
 pub mod knobs;

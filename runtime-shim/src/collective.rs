@@ -343,8 +343,11 @@ impl Collectives {
         let mut msg = Vec::with_capacity(16 + data.len().min(BCAST_INLINE));
         let mut copy = None;
         if data.len() <= BCAST_INLINE {
-            msg.extend_from_slice(&(data.len() as u64).to_le_bytes());
-            msg.extend_from_slice(&0u64.to_le_bytes());
+            let head = BcastHeader {
+                len: data.len(),
+                large_at: None,
+            };
+            msg.extend_from_slice(&head.encode());
             msg.extend_from_slice(data);
         } else {
             let c = comm.alloc(data.len(), 64)?;
@@ -352,8 +355,11 @@ impl Collectives {
                 comm.free(c)?;
                 return Err(e.into());
             }
-            msg.extend_from_slice(&(data.len() as u64 | LARGE).to_le_bytes());
-            msg.extend_from_slice(&c.addr.to_le_bytes());
+            let head = BcastHeader {
+                len: data.len(),
+                large_at: Some(c.addr),
+            };
+            msg.extend_from_slice(&head.encode());
             copy = Some(c);
         }
         for t in 1..n {
@@ -373,25 +379,74 @@ impl Collectives {
 
     /// Non-root: reads the value the root posted.
     fn fetch(&self, comm: &Comm, me: Locale, slot: u64) -> Result<Vec<u8>> {
-        let mut head = [0u8; 16];
+        let mut head = [0u8; BcastHeader::BYTES];
         comm.get(&mut head, GlobalAddr::new(me, self.area + slot))?;
-        let len_word = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
-        let len = (len_word & !LARGE) as usize;
-        if len_word & LARGE == 0 {
-            if len > BCAST_INLINE {
-                return Err(Error::State(format!(
-                    "broadcast slot holds a garbled length {len}"
-                )));
+        let h = BcastHeader::decode(&head).map_err(Error::State)?;
+        let src = match h.large_at {
+            None => GlobalAddr::new(me, self.area + slot + BcastHeader::BYTES as u64),
+            Some(addr) => {
+                // The root's heap copy: checked before it sizes our buffer.
+                let src = GlobalAddr::new(0, addr);
+                comm.check_range(src, h.len)?;
+                src
             }
-            let mut v = vec![0u8; len];
-            comm.get(&mut v, GlobalAddr::new(me, self.area + slot + 16))?;
-            Ok(v)
-        } else {
-            let addr = u64::from_le_bytes(head[8..].try_into().expect("8 bytes"));
-            let mut v = vec![0u8; len];
-            comm.get(&mut v, GlobalAddr::new(0, addr))?;
-            Ok(v)
+        };
+        let mut v = vec![0u8; h.len];
+        comm.get(&mut v, src)?;
+        Ok(v)
+    }
+}
+
+/// A broadcast slot's header as the root PUT it: the value's length and,
+/// for a value over [`BCAST_INLINE`] bytes, the address of the root's heap
+/// copy (else the value follows inline). Written by another locale, so
+/// decoded with checks before it sizes anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BcastHeader {
+    /// Value bytes.
+    pub len: usize,
+    /// The root's heap copy, if not inline.
+    pub large_at: Option<u64>,
+}
+
+impl BcastHeader {
+    /// Header bytes: the length word (bit 63: large), the address word.
+    pub const BYTES: usize = 16;
+
+    /// The header's bytes.
+    pub fn encode(&self) -> [u8; Self::BYTES] {
+        let mut out = [0u8; Self::BYTES];
+        let len = self.len as u64 | if self.large_at.is_some() { LARGE } else { 0 };
+        out[..8].copy_from_slice(&len.to_le_bytes());
+        out[8..].copy_from_slice(&self.large_at.unwrap_or(0).to_le_bytes());
+        out
+    }
+
+    /// Decodes a slot's header; `Err` names what the root never writes (an
+    /// inline length over [`BCAST_INLINE`], a large value that would fit
+    /// inline or has no address).
+    pub fn decode(head: &[u8; Self::BYTES]) -> std::result::Result<BcastHeader, String> {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&head[..8]);
+        let len_word = u64::from_le_bytes(w);
+        w.copy_from_slice(&head[8..]);
+        let addr = u64::from_le_bytes(w);
+        let len = len_word & !LARGE;
+        let large = len_word & LARGE != 0;
+        if !large && len > BCAST_INLINE as u64 {
+            return Err(format!("broadcast slot holds a garbled length {len}"));
         }
+        if large && (len <= BCAST_INLINE as u64 || addr == 0) {
+            return Err(format!(
+                "broadcast slot holds a garbled large value of {len} bytes at {addr:#x}"
+            ));
+        }
+        let len = usize::try_from(len)
+            .map_err(|_| format!("broadcast slot holds a garbled length {len}"))?;
+        Ok(BcastHeader {
+            len,
+            large_at: large.then_some(addr),
+        })
     }
 }
 
@@ -410,5 +465,30 @@ mod tests {
         assert_eq!(merge(None, Some(2)), Some(2));
         assert_eq!(merge(Some(5), Some(2)), Some(5));
         assert_eq!(truncated("héllo", 2), "h");
+    }
+
+    #[test]
+    fn broadcast_headers_round_trip_and_garbage_is_named() {
+        for h in [
+            BcastHeader {
+                len: 5,
+                large_at: None,
+            },
+            BcastHeader {
+                len: 1 << 20,
+                large_at: Some(0x4000),
+            },
+        ] {
+            assert_eq!(BcastHeader::decode(&h.encode()), Ok(h));
+        }
+        let mut bad = [0u8; BcastHeader::BYTES];
+        bad[..8].copy_from_slice(&(BCAST_INLINE as u64 + 1).to_le_bytes());
+        assert!(BcastHeader::decode(&bad)
+            .unwrap_err()
+            .contains("garbled length"));
+        bad[..8].copy_from_slice(&(LARGE | 3).to_le_bytes());
+        assert!(BcastHeader::decode(&bad)
+            .unwrap_err()
+            .contains("large value"));
     }
 }

@@ -76,6 +76,10 @@ pub use team::{Reduce, ReduceOp, Team, TEAM_INLINE};
 #[cfg(feature = "serde")]
 pub use typed::TypedFn;
 pub use view::{LocalCell, LocalView};
+/// The collective headers' decoders (bytes another locale PUT), public
+/// for the fuzz targets in `fuzz/` (docs/fuzzing.md).
+#[doc(hidden)]
+pub use {collective::BcastHeader, team_area::SlotHeader};
 
 /// The Rust snippets of `docs/embedding.md` and the README, compiled as
 /// doctests so that the documentation cannot drift from the API.

@@ -34,15 +34,11 @@ use crate::error::{Error, Result};
 use crate::pod::{as_bytes, vec_from_bytes, Atom, Pod};
 use crate::runtime::Runtime;
 pub use crate::team_area::TEAM_INLINE;
-use crate::team_area::{new_area, FLAGS, HEADER, SLOT};
+use crate::team_area::{new_area, SlotHeader, FLAGS, HEADER, SLOT};
 use comm_ofi::{GlobalAddr, Locale};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// Slot flag bits.
-const PRESENT: u64 = 1;
-const LARGE: u64 = 2;
 
 /// How a reduction combines two values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -399,8 +395,8 @@ impl Team {
             return Ok(());
         }
         let mut msg = Vec::with_capacity(HEADER + data.len().min(TEAM_INLINE));
-        let (flags, addr) = if data.len() <= TEAM_INLINE {
-            (PRESENT, 0)
+        let large_at = if data.len() <= TEAM_INLINE {
+            None
         } else {
             let copy = rt
                 .comm()
@@ -415,13 +411,15 @@ impl Team {
                 std::ptr::copy_nonoverlapping(data.as_ptr(), copy.addr as *mut u8, data.len())
             };
             copies.push(copy);
-            (PRESENT | LARGE, copy.addr)
+            Some(copy.addr)
         };
-        msg.extend_from_slice(&(data.len() as u64).to_le_bytes());
-        msg.extend_from_slice(&flags.to_le_bytes());
-        msg.extend_from_slice(&addr.to_le_bytes());
-        msg.extend_from_slice(&epoch.to_le_bytes());
-        if flags & LARGE == 0 {
+        let head = SlotHeader {
+            len: data.len(),
+            large_at,
+            epoch,
+        };
+        msg.extend_from_slice(&head.encode());
+        if large_at.is_none() {
             msg.extend_from_slice(&data);
         }
         let at = GlobalAddr::new(
@@ -438,28 +436,35 @@ impl Team {
         let at = self.slot_addr(me, phase, from);
         let mut head = [0u8; HEADER];
         rt.comm().get(&mut head, GlobalAddr::new(rt.here(), at))?;
-        let w = |k: usize| u64::from_le_bytes(head[8 * k..8 * k + 8].try_into().expect("8"));
-        let (len, flags, addr, e) = (w(0) as usize, w(1), w(2), w(3));
-        if flags & PRESENT == 0 || e != epoch {
-            return Err(Error::State(format!(
-                "team {}: nothing from rank {from} (locale {}) in collective {epoch} (slot says \
-                 epoch {e}): members are not calling the same collectives",
+        let slot = SlotHeader::decode(&head).map_err(|why| {
+            Error::State(format!(
+                "team {}: rank {from} (locale {}): {why}",
                 self.inner.name, self.inner.members[from]
-            )));
-        }
-        let mut v = vec![0u8; len];
-        if flags & LARGE == 0 {
-            if len > TEAM_INLINE {
+            ))
+        })?;
+        let slot = match slot {
+            Some(s) if s.epoch == epoch => s,
+            other => {
                 return Err(Error::State(format!(
-                    "garbled team slot: {len} bytes inline"
-                )));
+                    "team {}: nothing from rank {from} (locale {}) in collective {epoch} (slot \
+                     says epoch {}): members are not calling the same collectives",
+                    self.inner.name,
+                    self.inner.members[from],
+                    other.map_or(0, |s| s.epoch)
+                )))
             }
-            rt.comm()
-                .get(&mut v, GlobalAddr::new(rt.here(), at + HEADER as u64))?;
-        } else {
-            rt.comm()
-                .get(&mut v, GlobalAddr::new(self.inner.members[from], addr))?;
-        }
+        };
+        let src = match slot.large_at {
+            None => GlobalAddr::new(rt.here(), at + HEADER as u64),
+            Some(addr) => {
+                // In the sender's heap, checked before it sizes our buffer.
+                let src = GlobalAddr::new(self.inner.members[from], addr);
+                rt.comm().check_range(src, slot.len)?;
+                src
+            }
+        };
+        let mut v = vec![0u8; slot.len];
+        rt.comm().get(&mut v, src)?;
         Ok(v)
     }
 

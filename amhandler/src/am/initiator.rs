@@ -104,11 +104,24 @@ impl Am {
 
     /// Reads a reply out of a done slot (or fetches a large one).
     pub(super) fn take_reply(&self, target: Locale, slot: u64, w: u64) -> Result<Vec<u8>> {
-        let (len, large, error) = wire::parse_done(w);
+        // Written by the target (its NIC, its poller, or into our mapped
+        // slot): checked before it sizes anything.
+        let (len, large, error) = wire::check_done(w).map_err(|msg| Error::Remote {
+            locale: target,
+            msg: format!("garbled reply: {msg}"),
+        })?;
         let bytes = if large {
             // The reply area holds the target's 8-byte address of the reply.
             let a: [u8; 8] = slot::take(&HeapSlot(slot), 8).try_into().expect("8 bytes");
             let addr = u64::from_le_bytes(a);
+            // The reply waits in the target's heap: a range elsewhere is
+            // garbled (and would size our buffer).
+            self.comm
+                .check_range(GlobalAddr::new(target, addr), len)
+                .map_err(|e| Error::Remote {
+                    locale: target,
+                    msg: format!("garbled reply: {len} bytes at {addr:#x}: {e}"),
+                })?;
             let mut v = vec![0u8; len];
             let got = self.comm.get(&mut v, GlobalAddr::new(target, addr));
             let mut fh = Header::new(Op::Free, 0, self.here, 0);
@@ -118,12 +131,6 @@ impl Am {
             freed?;
             v
         } else {
-            if len > wire::SLOT_INLINE {
-                return Err(Error::Remote {
-                    locale: target,
-                    msg: format!("garbled done word {w:#x}"),
-                });
-            }
             slot::take(&HeapSlot(slot), len)
         };
         if error {

@@ -230,10 +230,14 @@ impl Am {
             && h.slot % 8 == 0
             && (large || len <= wire::SLOT_INLINE);
         if !ok {
-            self.abort(&format!(
-                "reply from locale {} names done slot {:#x} (+{len} bytes), which is not one of ours",
-                h.src, h.slot
-            ));
+            return self.drop_malformed(
+                HEADER + payload.len(),
+                &format!(
+                    "reply from locale {} names done slot {:#x} (+{len} bytes), which is not one \
+                     of ours",
+                    h.src, h.slot
+                ),
+            );
         }
         // The slot is a live heap slot of a request that waits for this
         // reply (checked above); nobody else writes it.
@@ -303,10 +307,13 @@ impl Am {
                 let r = self.run_body(&entry, h.src, &w.payload);
                 self.reply(&h, &entry.name, r);
             }
-            Op::Amo => {
-                let r = self.apply_amo(&h).map(|a| a.as_slice().to_vec());
-                self.reply(&h, "AMO", r);
-            }
+            Op::Amo => match self.apply_amo(&h) {
+                // Nobody waits to be told: a non-blocking atomic our own
+                // initiator checked cannot fail here, so the message was
+                // not one of ours.
+                Err(why) if !h.blocking() => self.drop_malformed(HEADER, &why),
+                r => self.reply(&h, "AMO", r.map(|a| a.as_slice().to_vec())),
+            },
             Op::Nop => self.reply(&h, "no-op", Ok(Vec::new())),
             other => tracing::error!("{other:?} queued for the handler thread (internal error)"),
         }
@@ -321,13 +328,69 @@ impl Am {
         ))
     }
 
-    /// Routes one received request (called by the poller; never blocks on
-    /// the network).
-    pub(crate) fn dispatch(&self, msg: &[u8]) {
-        let (h, payload) = match Header::decode(msg) {
-            Ok(x) => x,
-            Err(e) => self.abort(&e.to_string()),
+    /// Drops a received message that no sender of ours would send (bytes
+    /// off the fabric are not trusted): a log line naming what is wrong,
+    /// a count in [`crate::Stats::dropped`], and this locale goes on
+    /// serving the others. The sender, if it waits, waits until its
+    /// `PGAS_PEER_TIMEOUT`.
+    fn drop_malformed(&self, len: usize, why: &str) {
+        self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        tracing::error!("locale {}: dropped a {len}-byte message: {why}", self.here);
+    }
+
+    /// The ranges a request names in its sender's heap (its done slot, the
+    /// buffer of a large payload or of a GET's data) must lie there, checked
+    /// against the heaps exchanged at start-up before anything is allocated
+    /// or written for them. `Err((why, can_reply))`: whether the done slot
+    /// itself is sound, so that a blocking sender can be told.
+    fn check_ranges(&self, h: &Header) -> std::result::Result<(), (String, bool)> {
+        let in_sender = |addr: u64, len: usize, what: &str| {
+            self.comm
+                .check_range(GlobalAddr::new(h.src, addr), len)
+                .map_err(|e| format!("{:?} from locale {}: its {what}: {e}", h.op, h.src))
         };
+        if h.blocking() {
+            in_sender(h.slot, wire::SLOT_SIZE, "done slot").map_err(|e| (e, false))?;
+        }
+        let len = h.len as usize;
+        let buffer = match h.op {
+            Op::ExecOnLarge => Some("argument buffer"),
+            Op::Get => Some("destination buffer"),
+            Op::Put if h.b != 0 => Some("source buffer"),
+            _ => None,
+        };
+        if let Some(what) = buffer {
+            in_sender(h.b, len, what).map_err(|e| (e, true))?;
+        }
+        Ok(())
+    }
+
+    /// A request with a sound header naming a range it cannot have: the
+    /// message is dropped; a blocking sender gets an error reply (from a
+    /// pool job: the poller never waits on the network).
+    fn reject(&self, h: Header, len: usize, why: String, can_reply: bool) {
+        self.drop_malformed(len, &why);
+        if can_reply && h.blocking() {
+            let am = self.arc();
+            self.spawner.spawn(Box::new(move || {
+                am.reply(&h, "rejected request", Err(why));
+            }));
+        }
+    }
+
+    /// Routes one received request (called by the poller; never blocks on
+    /// the network). A message that does not decode, or names what no
+    /// sender of ours would, is dropped with a log line
+    /// ([`Am::drop_malformed`]).
+    pub(crate) fn dispatch(&self, msg: &[u8]) {
+        let decoded = Header::decode(msg).and_then(|(h, p)| h.check(self.n).map(|()| (h, p)));
+        let (h, payload) = match decoded {
+            Ok(x) => x,
+            Err(e) => return self.drop_malformed(msg.len(), &e.to_string()),
+        };
+        if let Err((why, can_reply)) = self.check_ranges(&h) {
+            return self.reject(h, msg.len(), why, can_reply);
+        }
         self.counters.received.fetch_add(1, Ordering::Relaxed);
         match h.op {
             Op::ExecOn | Op::ExecOnLarge => {

@@ -5,6 +5,7 @@
 
 use super::idle::spawn_startup_progress;
 use super::*;
+use crate::exchange::{Choice, Registration};
 
 fn exchange_err(what: impl Into<String>) -> Error {
     Error::Exchange(what.into())
@@ -13,16 +14,15 @@ fn exchange_err(what: impl Into<String>) -> Error {
 /// Encodes locale 0's choice for the others (or its error).
 fn encode_choice(r: &Result<Selection>) -> Vec<u8> {
     match r {
-        Ok(s) => format!(
-            "OK\t{}\t{}\t{}\t{}",
-            s.provider,
-            s.mode,
-            s.native_atomics as u8,
-            s.info.domain_name()
-        )
-        .into_bytes(),
-        Err(e) => format!("ERR\t{e}").into_bytes(),
+        Ok(s) => Choice::Chosen {
+            provider: s.provider.clone(),
+            mode: s.mode.to_string(),
+            native_atomics: s.native_atomics,
+            domain: s.info.domain_name(),
+        },
+        Err(e) => Choice::Failed(e.to_string()),
     }
+    .encode()
 }
 
 impl Comm {
@@ -91,28 +91,24 @@ impl Comm {
         let choice = oob.broadcast(0, &payload)?;
         let sel = match mine {
             Some(r) => r?,
-            None => {
-                let text = String::from_utf8_lossy(&choice).into_owned();
-                let f: Vec<&str> = text.split('\t').collect();
-                match f.as_slice() {
-                    ["OK", prov, mode, atomics, domain] => {
-                        let mode: Mode = mode
-                            .parse()
-                            .map_err(|_| exchange_err(format!("bad mode from locale 0: {mode}")))?;
-                        select::resolve(prov, mode, *atomics == "1", domain, locality)?
-                    }
-                    ["ERR", msg] => {
-                        return Err(Error::NoProvider(format!(
-                            "locale 0 could not start: {msg}"
-                        )))
-                    }
-                    _ => {
-                        return Err(exchange_err(format!(
-                            "garbled choice from locale 0: {text:?}"
-                        )))
-                    }
+            None => match Choice::decode(&choice)? {
+                Choice::Chosen {
+                    provider,
+                    mode,
+                    native_atomics,
+                    domain,
+                } => {
+                    let mode: Mode = mode
+                        .parse()
+                        .map_err(|_| exchange_err(format!("bad mode from locale 0: {mode}")))?;
+                    select::resolve(&provider, mode, native_atomics, &domain, locality)?
                 }
-            }
+                Choice::Failed(msg) => {
+                    return Err(Error::NoProvider(format!(
+                        "locale 0 could not start: {msg}"
+                    )))
+                }
+            },
         };
         Comm::open(oob, cfg, sel, hosts)
     }
@@ -288,38 +284,39 @@ impl Comm {
         let mapped_block = heap.alloc(crate::mapped::BLOCK_BYTES, 64)?;
 
         // Exchange endpoint names and heap registrations.
-        let names = oob.allgather(&rx_ep.name()?)?;
+        let own_name = rx_ep.name()?;
+        let names = oob.allgather(&own_name)?;
+        crate::exchange::check_names(&names, &own_name)?;
         let fi_addrs = av.insert(&names)?;
-        let mut reg = Vec::with_capacity(48);
-        reg.extend_from_slice(&heap.base_addr().to_le_bytes());
-        reg.extend_from_slice(&(heap.size() as u64).to_le_bytes());
-        reg.extend_from_slice(&mr.key().to_le_bytes());
-        reg.extend_from_slice(&own_statics.base.to_le_bytes());
-        reg.extend_from_slice(&own_statics.size.to_le_bytes());
-        reg.extend_from_slice(&static_mr.as_ref().map_or(0, |m| m.key()).to_le_bytes());
-        let regs = oob.allgather(&reg)?;
+        let reg = Registration {
+            heap_base: heap.base_addr(),
+            heap_size: heap.size() as u64,
+            key: mr.key(),
+            statics_base: own_statics.base,
+            statics_size: own_statics.size,
+            static_key: static_mr.as_ref().map_or(0, |m| m.key()),
+        };
+        let regs = oob.allgather(&reg.encode())?;
         let mut peers = Vec::with_capacity(n);
         for (i, r) in regs.iter().enumerate() {
-            if r.len() != 48 {
-                return Err(exchange_err(format!(
-                    "locale {i} sent {} registration bytes",
-                    r.len()
-                )));
-            }
-            let w = |k: usize| u64::from_le_bytes(r[8 * k..8 * k + 8].try_into().expect("8 bytes"));
+            let r = Registration::decode(i, r)?;
             peers.push(Peer {
                 fi_addr: fi_addrs[i],
-                heap_base: w(0),
-                heap_size: w(1),
-                key: w(2),
-                heap_offset: if prov.mr_mode.virt_addr() { 0 } else { w(0) },
+                heap_base: r.heap_base,
+                heap_size: r.heap_size,
+                key: r.key,
+                heap_offset: if prov.mr_mode.virt_addr() {
+                    0
+                } else {
+                    r.heap_base
+                },
                 // Known once the mapping is established, below.
                 heap_path: HeapPath::Fabric,
                 statics: crate::statics::StaticSegment {
-                    base: w(3),
-                    size: w(4),
+                    base: r.statics_base,
+                    size: r.statics_size,
                 },
-                static_key: w(5),
+                static_key: r.static_key,
             });
         }
 
