@@ -14,14 +14,23 @@
 use super::section::{gather, scatter, Axis, Section};
 use crate::convert::Elem;
 use crate::state::Caf;
-use runtime_shim::{Error, GlobalPtr, Result};
+use runtime_shim::{Error, GlobalAddr, GlobalPtr, Result};
 use std::collections::VecDeque;
 
-/// A GET of a sparse section fetches its covering span in one GET when the
-/// span is at most this many bytes ...
-const SPAN_GET_MAX: usize = 64 << 10;
-/// ... or at most this many times the bytes the section holds.
+/// A GET of a sparse section fetches its covering span in one GET, rather
+/// than one GET per contiguous run, when the span is at most the largest
+/// of: this many bytes (fabric only: below it one message costs less than
+/// several) ...
+const SPAN_GET_FLOOR: usize = 64 << 10;
+/// ... this many times the bytes the section holds ...
 const SPAN_GET_RATIO: usize = 4;
+/// ... and, per run it saves, the bytes one message costs as much as: a
+/// GET over the fabric costs microseconds (tens on tcp), one from a mapped
+/// peer's heap a call and a short copy.
+const RUN_COST_FABRIC: usize = 16 << 10;
+const RUN_COST_MAPPED: usize = 512;
+/// Never a covering span larger than this.
+const SPAN_GET_CAP: usize = 64 << 20;
 /// Non-blocking PUTs / GETs in flight per transfer (runs of a vector
 /// subscript).
 const RUN_WINDOW: usize = 64;
@@ -208,7 +217,28 @@ pub fn get_packed(c: &Caf, l: usize, origin: u64, sec: &Section) -> Result<Vec<u
         return Ok(out);
     }
     let span = (hi - lo) as usize;
-    if span <= SPAN_GET_MAX.max(SPAN_GET_RATIO * bytes) {
+    let plan = strided(sec);
+    let mut runs: Vec<(isize, usize)> = Vec::new();
+    let nruns = match &plan {
+        Some(s) => s.count[1..].iter().product::<usize>(),
+        None => {
+            sec.for_each_run(|o, k| runs.push((o, k)));
+            runs.len()
+        }
+    };
+    let mapped =
+        c.rt.comm()
+            .mapped_ptr(GlobalAddr::new(l, at(origin, lo)), span)
+            .is_some();
+    let (floor, per_run) = if mapped {
+        (0, RUN_COST_MAPPED)
+    } else {
+        (SPAN_GET_FLOOR, RUN_COST_FABRIC)
+    };
+    let worth = floor
+        .max(SPAN_GET_RATIO.saturating_mul(bytes))
+        .max(nruns.saturating_mul(per_run));
+    if span <= worth.min(SPAN_GET_CAP) {
         let mut cover = vec![0u8; span];
         c.rt.get(&mut cover, ptr(l, at(origin, lo)))?;
         // SAFETY: every element of `sec` lies in [lo, hi), which `cover`
@@ -216,7 +246,7 @@ pub fn get_packed(c: &Caf, l: usize, origin: u64, sec: &Section) -> Result<Vec<u
         unsafe { gather(cover.as_ptr().wrapping_offset(-lo), sec, e, &mut out, e) };
         return Ok(out);
     }
-    if let Some(s) = strided(sec) {
+    if let Some(s) = plan {
         let mut walk = vec![0u8; bytes];
         c.rt.get_strided(
             &mut walk,
@@ -236,8 +266,6 @@ pub fn get_packed(c: &Caf, l: usize, origin: u64, sec: &Section) -> Result<Vec<u
     }
     // Vector subscripts over a large span: one non-blocking GET per run.
     let el = sec.elem_len;
-    let mut runs: Vec<(isize, usize)> = Vec::new();
-    sec.for_each_run(|o, k| runs.push((o, k)));
     let mut window: VecDeque<(usize, runtime_shim::NbGet<'_, u8>)> =
         VecDeque::with_capacity(RUN_WINDOW);
     let mut to = 0usize;
