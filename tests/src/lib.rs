@@ -6,6 +6,7 @@
 //! binaries serve the tests, the README and the study.
 
 pub mod expect;
+pub mod litmus_c;
 pub mod litmus_gen;
 pub mod litmus_oracle;
 pub mod litmus_report;

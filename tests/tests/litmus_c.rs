@@ -1,0 +1,372 @@
+//! The litmus programs through the C APIs (`pgas_tests::litmus_c`):
+//! generated as OpenSHMEM programs (built with `oshcc`) and as programs of
+//! the runtime shim's C ABI, run on 4 PEs in every cell below, every
+//! outcome checked against the SC oracle; zero forbidden outcomes asserted.
+//! Then the negative control: with the mode's forcing switched off
+//! (`PGAS_MCM_WEAKEN=no-forcing`, so `shmem_quiet` / `pgas_quiet` force
+//! nothing) the MP-QUIET and MP-NBI programs over tcp;ofi_rxm must show a
+//! forbidden outcome.
+//!
+//! CI runs a few dozen iterations per program and cell; the full run
+//! (`LITMUS_C_FULL=1`, >= 10^4 iterations per family and cell, 2,000 on
+//! sockets) prints a table for `docs/conformance.md` (`LITMUS_C_REPORT`
+//! writes it to a file). `LITMUS_C_CELLS=<text>` keeps the cells whose
+//! description contains the text.
+
+use pgas_tests::litmus_c::{allowed, catalogue, emit_c, parse, Api, CProg, PES};
+use pgas_tests::{build_once, launch, shim_soname_link, target_dir};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn cargo_build(pkg: &str) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut b = Command::new(cargo);
+    b.args(["build", "--quiet", "-p", pkg, "--lib"]);
+    if target_dir().file_name().is_some_and(|n| n == "release") {
+        b.arg("--release");
+    }
+    let st = b
+        .arg("--manifest-path")
+        .arg(workspace().join("Cargo.toml"))
+        .status()
+        .expect("cargo build");
+    assert!(st.success(), "building {pkg} failed");
+}
+
+/// Generates, writes and compiles the program of `api`; returns its path.
+fn program(api: Api) -> PathBuf {
+    static PROGS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    let (s, p) = PROGS.get_or_init(|| {
+        build_once();
+        let dir = target_dir();
+        let mut out = Vec::new();
+        for api in [Api::Shmem, Api::Pgas] {
+            let src = dir.join(format!("litmus_c_{}.c", api.name()));
+            std::fs::write(&src, emit_c(api, &catalogue(api))).expect("write the generated C");
+            let exe = dir.join(format!("litmus_c_{}", api.name()));
+            let r = match api {
+                Api::Shmem => {
+                    cargo_build("pgas-shmem");
+                    Command::new(workspace().join("shmem/bin/oshcc"))
+                        .env("PGAS_SHMEM_LIBDIR", &dir)
+                        .args(["-std=c11", "-Wall", "-Werror", "-O2", "-o"])
+                        .arg(&exe)
+                        .arg(&src)
+                        .output()
+                        .expect("run oshcc")
+                }
+                Api::Pgas => {
+                    cargo_build("runtime-shim");
+                    shim_soname_link(&dir);
+                    Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+                        .args(["-std=c11", "-Wall", "-Werror", "-O2", "-I"])
+                        .arg(workspace().join("runtime-shim/include"))
+                        .arg(&src)
+                        .arg("-o")
+                        .arg(&exe)
+                        .arg("-L")
+                        .arg(&dir)
+                        .arg("-lruntime_shim")
+                        .arg(format!("-Wl,-rpath,{}", dir.display()))
+                        .output()
+                        .expect("run cc")
+                }
+            };
+            assert!(
+                r.status.success(),
+                "compiling {} failed:\n{}",
+                src.display(),
+                String::from_utf8_lossy(&r.stderr)
+            );
+            out.push(exe);
+        }
+        (out[0].clone(), out[1].clone())
+    });
+    match api {
+        Api::Shmem => s.clone(),
+        Api::Pgas => p.clone(),
+    }
+}
+
+/// A job's setting.
+#[derive(Clone, Debug)]
+struct Cell {
+    provider: &'static str,
+    mode: &'static str,
+    env: Vec<(&'static str, &'static str)>,
+    label: &'static str,
+}
+
+fn cell(provider: &'static str, mode: &'static str) -> Cell {
+    Cell {
+        provider,
+        mode,
+        env: vec![],
+        label: "fabric",
+    }
+}
+
+fn describe(c: &Cell) -> String {
+    format!("{} {} {}", c.provider, c.mode, c.label)
+}
+
+/// Every provider x mode it honours on the provider's path, the mapped
+/// path in every mode, mixed hosts, CPU-route atomics, chunked transfers.
+fn cells() -> Vec<Cell> {
+    let mut v = vec![
+        cell("shm", "message-order"),
+        cell("shm", "delivery-complete"),
+        cell("tcp;ofi_rxm", "message-order"),
+        cell("tcp;ofi_rxm", "delivery-complete"),
+        cell("udp;ofi_rxd", "message-order"),
+        cell("udp;ofi_rxd", "delivery-complete"),
+        cell("sockets", "message-order-fence"),
+        cell("sockets", "message-order"),
+        cell("sockets", "delivery-complete"),
+    ];
+    for (p, m) in [
+        ("shm", "message-order"),
+        ("shm", "delivery-complete"),
+        ("sockets", "message-order-fence"),
+    ] {
+        v.push(Cell {
+            env: vec![("PGAS_LOCAL_PATH", "mapped")],
+            label: "mapped path",
+            ..cell(p, m)
+        });
+    }
+    for (p, m) in [
+        ("sockets", "message-order"),
+        ("tcp;ofi_rxm", "message-order"),
+    ] {
+        v.push(Cell {
+            env: vec![
+                ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
+                ("PGAS_LOCAL_PATH", "mapped"),
+            ],
+            label: "mixed hosts",
+            ..cell(p, m)
+        });
+    }
+    v.push(Cell {
+        env: vec![("PGAS_AMO_VIA_AM", "1")],
+        label: "CPU-route atomics",
+        ..cell("tcp;ofi_rxm", "message-order")
+    });
+    v.push(Cell {
+        env: vec![("PGAS_MAX_MSG_SIZE", "4096")],
+        label: "chunked transfers",
+        ..cell("tcp;ofi_rxm", "delivery-complete")
+    });
+    if let Ok(f) = std::env::var("LITMUS_C_CELLS") {
+        v.retain(|c| describe(c).contains(&f));
+    }
+    v
+}
+
+/// What a job found per program: iterations, forbidden iterations, the
+/// forbidden outcomes seen, allowed outcomes never seen.
+#[derive(Default, Debug)]
+struct Found {
+    iters: u64,
+    forbidden: u64,
+    bad: Vec<String>,
+    gaps: usize,
+}
+
+fn run_job(
+    api: Api,
+    c: &Cell,
+    progs: &[CProg],
+    matching: &str,
+    iters: u64,
+    extra: &[(&str, &str)],
+) -> (Result<BTreeMap<String, Found>, String>, f64) {
+    let mut env: Vec<(&str, &str)> = vec![
+        ("PGAS_PROVIDER", c.provider),
+        ("PGAS_MCM_MODE", c.mode),
+        ("PGAS_NUM_WORKERS", "1"),
+    ];
+    env.extend(c.env.iter().copied());
+    env.extend(extra.iter().copied());
+    let it = iters.to_string();
+    // One job at a time: 4 PEs on 2 cores already oversubscribe, and two
+    // jobs at once (the two tests of this file) made each take minutes.
+    static ONE_JOB: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let t0 = Instant::now();
+    let run = launch(
+        PES,
+        &program(api),
+        &[matching, &it],
+        &env,
+        Duration::from_secs(600),
+    );
+    let secs = t0.elapsed().as_secs_f64();
+    if !run.ok() || !run.stdout.contains("litmus-c done") {
+        return (
+            Err(format!(
+                "{} job in {} failed (exit {:?}):\n{}",
+                api.name(),
+                describe(c),
+                run.code,
+                run.stderr
+                    .lines()
+                    .rev()
+                    .take(15)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )),
+            secs,
+        );
+    }
+    let mut found: BTreeMap<String, Found> = BTreeMap::new();
+    let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for s in parse(progs, &run.stdout) {
+        let p = progs.iter().find(|p| p.name == s.prog).expect("parsed");
+        let ok = allowed(p);
+        let f = found.entry(s.prog.clone()).or_default();
+        f.iters += s.count;
+        if !ok.contains(&s.outcome) {
+            f.forbidden += s.count;
+            f.bad.push(format!("{} x{}", s.outcome, s.count));
+        }
+        seen.entry(s.prog.clone()).or_default().insert(s.outcome);
+    }
+    for (name, f) in found.iter_mut() {
+        let p = progs.iter().find(|p| &p.name == name).expect("a program");
+        f.gaps = allowed(p).difference(&seen[name]).count();
+    }
+    (Ok(found), secs)
+}
+
+fn full() -> bool {
+    std::env::var("LITMUS_C_FULL").is_ok_and(|v| v == "1")
+}
+
+/// Iterations per program: CI's few, or enough for 10^4 per family.
+fn iterations(progs: &[CProg], c: &Cell) -> u64 {
+    if !full() {
+        return if c.provider == "sockets" || c.provider.starts_with("udp") {
+            10
+        } else {
+            40
+        };
+    }
+    let per_family: u64 = if c.provider == "sockets" {
+        2_000
+    } else {
+        10_000
+    };
+    let mut fam: BTreeMap<&str, u64> = BTreeMap::new();
+    for p in progs {
+        *fam.entry(p.family).or_default() += 1;
+    }
+    let most = *fam.values().max().unwrap_or(&1);
+    per_family.div_ceil(most)
+}
+
+#[test]
+fn c_api_litmus_programs_conform_in_every_cell() {
+    let mut report = String::from(
+        "| API | cell | programs | iterations | forbidden | allowed never seen | s |\n|---|---|---:|---:|---:|---:|---:|\n",
+    );
+    let mut failures = Vec::new();
+    for api in [Api::Shmem, Api::Pgas] {
+        let progs = catalogue(api);
+        for c in cells() {
+            let iters = iterations(&progs, &c);
+            let (r, secs) = run_job(api, &c, &progs, "all", iters, &[]);
+            match r {
+                Err(e) => failures.push(e),
+                Ok(found) => {
+                    let missing: Vec<&str> = progs
+                        .iter()
+                        .filter(|p| !found.contains_key(&p.name))
+                        .map(|p| p.name.as_str())
+                        .collect();
+                    if !missing.is_empty() {
+                        failures.push(format!(
+                            "{} {}: programs without a reported outcome: {missing:?}",
+                            api.name(),
+                            describe(&c)
+                        ));
+                    }
+                    let forbidden: u64 = found.values().map(|f| f.forbidden).sum();
+                    for (name, f) in &found {
+                        if f.forbidden > 0 {
+                            failures.push(format!(
+                                "{} {}: {name}: forbidden {:?}",
+                                api.name(),
+                                describe(&c),
+                                f.bad
+                            ));
+                        }
+                    }
+                    let _ = writeln!(
+                        report,
+                        "| {} | {} | {} | {} | {} | {} | {:.0} |",
+                        api.name(),
+                        describe(&c),
+                        found.len(),
+                        found.values().map(|f| f.iters).sum::<u64>(),
+                        forbidden,
+                        found.values().map(|f| f.gaps).sum::<usize>(),
+                        secs
+                    );
+                }
+            }
+        }
+    }
+    println!("{report}");
+    if let Ok(path) = std::env::var("LITMUS_C_REPORT") {
+        std::fs::write(path, &report).expect("write the report");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn c_api_negative_control_is_caught() {
+    // The mode's forcing switched off: quiet forces nothing, so data PUT to
+    // a third PE may still be in flight when the flag arrives.
+    let c = cell("tcp;ofi_rxm", "message-order");
+    for api in [Api::Shmem, Api::Pgas] {
+        let progs = catalogue(api);
+        let mut caught = 0;
+        let mut tried = 0;
+        for _ in 0..3 {
+            tried += 1;
+            let (r, _) = run_job(
+                api,
+                &c,
+                &progs,
+                "w1536",
+                if full() { 2_000 } else { 200 },
+                &[("PGAS_MCM_WEAKEN", "no-forcing")],
+            );
+            let found = r.unwrap_or_else(|e| panic!("{e}"));
+            let forbidden: u64 = found
+                .iter()
+                .filter(|(n, _)| n.starts_with("MP-QUIET") || n.starts_with("MP-NBI"))
+                .map(|(_, f)| f.forbidden)
+                .sum();
+            if forbidden > 0 {
+                caught += 1;
+                break;
+            }
+        }
+        assert!(
+            caught > 0,
+            "{}: PGAS_MCM_WEAKEN=no-forcing not caught in {tried} jobs",
+            api.name()
+        );
+    }
+}
