@@ -22,11 +22,15 @@
 //! An image that stops while the others are already inside the collective
 //! is not noticed (the runtime's collectives do not watch status words).
 //!
-//! Descriptors are read with the data pointer as the first element: for a
-//! CO_BROADCAST of an allocatable component gfortran builds a descriptor
-//! without setting `offset` (see `co_broadcast_alloc_mixed`), and gfortran
-//! always points `base_addr` at the element with every index at its lower
-//! bound.
+//! Descriptors are read with the data pointer as the first element, and
+//! `span` only where `offset` shows the descriptor was set up completely:
+//! for a CO_BROADCAST of a derived type gfortran calls co_broadcast once
+//! per component, and the descriptors it builds for allocatable ones leave
+//! `offset` and `span` uninitialised (`co_broadcast_alloc_mixed`,
+//! `co_broadcast_allocatable_components`); gfortran always points
+//! `base_addr` at the element with every index at its lower bound. A
+//! deferred-length character component comes with element length 0 (its
+//! length is broadcast after it, as a separate call) and is not copied.
 
 pub mod opr;
 pub mod random;
@@ -49,7 +53,11 @@ pub unsafe fn elements(d: *const Descriptor) -> Shape {
     let d = unsafe { &*d };
     let rank = (d.dtype.rank.max(0) as usize).min(crate::desc::MAX_DIMS);
     let elem_len = d.dtype.elem_len;
-    let span = if d.span > 0 {
+    // A descriptor gfortran set up completely has offset = -sum(lbound *
+    // stride); the ones it builds for allocatable components leave offset
+    // and span unset (stack garbage) and describe contiguous memory.
+    let first: isize = d.dim[..rank].iter().map(|dm| dm.lbound * dm.stride).sum();
+    let span = if d.offset == -first && d.span >= elem_len as isize && d.span > 0 {
         d.span
     } else {
         elem_len as isize
@@ -111,6 +119,20 @@ pub unsafe fn unpack(s: &Shape, bytes: &[u8]) {
     }
 }
 
+/// The collectives' `stat=` / `errmsg=`. gfortran 12 passes a local
+/// fixed-length ERRMSG= variable of a collective *by value* (its bytes on
+/// the stack, `-fdump-tree-original` shows `msg` where other statements
+/// have `&msg`): the `errmsg` argument then holds the next integer argument
+/// (the length, or `a_len`), never an address the program can see. No
+/// object lives in the first page, so such a value is taken as "no
+/// errmsg" (the message is lost; `stat=` still works).
+fn stat_out(stat: *mut c_int, errmsg: *mut c_char, errmsg_len: usize) -> StatOut {
+    if (errmsg as usize) < 4096 {
+        return StatOut::new(stat, std::ptr::null_mut(), 0);
+    }
+    StatOut::new(stat, errmsg, errmsg_len)
+}
+
 /// Checks, before a collective, that no image of the team has stopped or
 /// failed (the collective would wait for it forever); reports through
 /// `out` and returns false if one has.
@@ -170,7 +192,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_broadcast(
     errmsg_len: usize,
 ) {
     const WHAT: &str = "CO_BROADCAST";
-    let out = StatOut::new(stat, errmsg, errmsg_len);
+    let out = stat_out(stat, errmsg, errmsg_len);
     let c = Caf::get();
     let team = c.current();
     let root = match root_rank(&team, source_image, "SOURCE_IMAGE") {
@@ -496,7 +518,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_sum(
     errmsg: *mut c_char,
     errmsg_len: usize,
 ) {
-    let out = StatOut::new(stat, errmsg, errmsg_len);
+    let out = stat_out(stat, errmsg, errmsg_len);
     // SAFETY: caller.
     unsafe { reduce_entry(a, result_image, out, Op::Sum, 0) }
 }
@@ -515,7 +537,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_min(
     a_len: c_int,
     errmsg_len: usize,
 ) {
-    let out = StatOut::new(stat, errmsg, errmsg_len);
+    let out = stat_out(stat, errmsg, errmsg_len);
     // SAFETY: caller.
     unsafe { reduce_entry(a, result_image, out, Op::Min, a_len) }
 }
@@ -533,7 +555,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_max(
     a_len: c_int,
     errmsg_len: usize,
 ) {
-    let out = StatOut::new(stat, errmsg, errmsg_len);
+    let out = stat_out(stat, errmsg, errmsg_len);
     // SAFETY: caller.
     unsafe { reduce_entry(a, result_image, out, Op::Max, a_len) }
 }
@@ -557,7 +579,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_reduce(
     a_len: c_int,
     errmsg_len: usize,
 ) {
-    let out = StatOut::new(stat, errmsg, errmsg_len);
+    let out = stat_out(stat, errmsg, errmsg_len);
     if opr.is_null() {
         return out.fail(STAT_ERROR, "CO_REDUCE", "OPERATION is a null procedure");
     }
@@ -603,6 +625,36 @@ mod tests {
         // SAFETY: as above.
         unsafe { unpack(&s, as_bytes(&new)) };
         assert_eq!(buf, vec![-1, 1, -2, 3, 4, 5, 6, 7, -3, 9, -4, 11]);
+    }
+
+    fn desc(base: *mut u8, elem_len: usize, span: isize, offset: isize, n: isize) -> Descriptor {
+        // SAFETY: all-zero is a valid Descriptor.
+        let mut d: Descriptor = unsafe { std::mem::zeroed() };
+        d.base_addr = base as *mut c_void;
+        d.offset = offset;
+        d.dtype.elem_len = elem_len;
+        d.dtype.rank = 1;
+        d.dtype.ty = BT_INTEGER;
+        d.span = span;
+        d.dim[0].stride = 1;
+        d.dim[0].lbound = 1;
+        d.dim[0].ubound = n;
+        d
+    }
+
+    #[test]
+    fn span_is_trusted_only_in_a_complete_descriptor() {
+        let mut buf = [0u8; 64];
+        let b = buf.as_mut_ptr();
+        // A component section: 4-byte elements 16 bytes apart.
+        // SAFETY: a descriptor made here.
+        let s = unsafe { elements(&desc(b, 4, 16, -1, 3)) };
+        assert_eq!(s.dims, vec![(16, 3)]);
+        // gfortran's component descriptor: offset and span are garbage.
+        // SAFETY: as above.
+        let s = unsafe { elements(&desc(b, 4, 0x7ffd_1234, 0x55aa, 3)) };
+        assert_eq!(s.dims, vec![(4, 3)]);
+        assert_eq!(s.base, b);
     }
 
     #[test]

@@ -13,7 +13,9 @@
 //! `num_images`, image indices of coindexed references and the collectives
 //! then answer relative to it) after ending the segment, and synchronises
 //! the new team. END TEAM deallocates the coarrays allocated in the team
-//! that are still allocated, synchronises the team and pops it. SYNC TEAM
+//! that are still allocated (and nulls their descriptors' data, so that
+//! ALLOCATED() says so: gfortran does not), synchronises the team and pops
+//! it. SYNC TEAM
 //! synchronises the members of any team this image belongs to (the
 //! current one, an ancestor or a child formed but not entered) through the
 //! same pairwise counters as SYNC ALL ([`crate::sync::sync_with`]).
@@ -204,8 +206,18 @@ pub unsafe extern "C" fn _gfortran_caf_end_team(_team: *mut *mut c_void) {
     // In allocation order reversed; the same list on every member (each
     // allocation is collective over the team, in program order).
     for tok in left.into_iter().rev() {
-        if let Err(e) = crate::token::free_collective(c, tok as *mut crate::token::Token) {
+        let tok = tok as *mut crate::token::Token;
+        // SAFETY: a live token of this library (deregistration takes it
+        // out of the list); desc is the variable's own descriptor.
+        let desc = unsafe { (*tok).desc } as *mut crate::desc::Descriptor;
+        if let Err(e) = crate::token::free_collective(c, tok) {
             error_termination(&format!("{WHAT}: deallocating a coarray: {e}"), 1);
+        }
+        if !desc.is_null() {
+            // SAFETY: the allocatable coarray's descriptor (its variable
+            // outlives the allocation): ALLOCATED() is now false, and
+            // gfortran will neither deallocate it again nor use its token.
+            unsafe { (*desc).base_addr = std::ptr::null_mut() };
         }
     }
     sync_members(c, &t, WHAT);
