@@ -66,7 +66,7 @@ macro_rules! with_ctx {
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $fname>](ctx: *mut std::ffi::c_void, $($a: $at),*) $(-> $r)? {
             let $call = concat!("shmem_ctx_", stringify!($fname));
-            $crate::check_ctx($call, ctx);
+            let _scope = $crate::sync::CtxScope::enter($call, ctx);
             $body
         }
     } };
@@ -115,9 +115,11 @@ impl<T, E: std::fmt::Display> OrDie<T> for Result<T, E> {
     }
 }
 
-/// A PE number checked against the job.
+/// A PE number checked against the job (numbered by the current
+/// context's team: `sync::team_pe`).
 #[inline]
 pub(crate) fn check_pe(call: &str, rt: &Runtime, pe: i32) -> usize {
+    let pe = sync::team_pe(call, pe);
     if pe < 0 || pe as usize >= rt.num_locales() {
         die(
             call,
@@ -173,5 +175,6 @@ pub(crate) fn local_ptr<T: runtime_shim::Pod>(
     rt: &Runtime,
     addr: *const c_void,
 ) -> GlobalPtr<T> {
+    let _world = sync::CtxScope::world();
     sym_ptr(call, rt, addr, rt.here() as i32)
 }

@@ -24,10 +24,32 @@ fn alloc(call: &str, size: usize, align: usize) -> *mut c_void {
         rt.barrier().or_die(call);
         return std::ptr::null_mut();
     }
-    let d = rt.alloc_sym_bytes(size, align).or_die(call);
+    let d = match rt.alloc_sym_bytes(size, align) {
+        Ok(d) => d,
+        Err(e) if is_out_of_memory(&e) => die(call, heap_exhausted(size, &e)),
+        Err(e) => die(call, e),
+    };
     let p = d.local().addr();
     ALLOCS.lock().get_or_insert_with(HashMap::new).insert(p, d);
     p as *mut c_void
+}
+
+fn is_out_of_memory(e: &runtime_shim::Error) -> bool {
+    matches!(e, runtime_shim::Error::Comm(c) if c.kind() == runtime_shim::CommErrorKind::OutOfMemory)
+}
+
+/// The heap-exhausted message in an OpenSHMEM user's words: the symmetric
+/// heap is sized by `SHMEM_SYMMETRIC_SIZE` (pgas-comm's own
+/// `PGAS_HEAP_SIZE` sizes the same heap, runtime areas included).
+fn heap_exhausted(size: usize, e: &runtime_shim::Error) -> String {
+    let now = ["SHMEM_SYMMETRIC_SIZE", "SMA_SYMMETRIC_SIZE"]
+        .into_iter()
+        .find_map(|k| std::env::var(k).ok().map(|v| format!("{k}={v}")))
+        .unwrap_or_else(|| "SHMEM_SYMMETRIC_SIZE is not set".to_string());
+    format!(
+        "the symmetric heap is exhausted: cannot allocate {size} bytes on every PE ({now}); \
+         set SHMEM_SYMMETRIC_SIZE to a larger size, e.g. SHMEM_SYMMETRIC_SIZE=2G [{e}]"
+    )
 }
 
 /// `shmem_malloc`.

@@ -8,7 +8,7 @@
 //! specification lets them complete any time before `shmem_quiet`, and a
 //! blocking PUT is complete when it returns. Contexts: see `teams.rs`.
 
-use crate::check_ctx;
+use crate::sync::CtxScope;
 use crate::{rt, sym_ptr, OrDie};
 use std::ffi::{c_int, c_void};
 
@@ -127,28 +127,28 @@ macro_rules! rma_family {
         /// As the blocking form.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $p>](ctx: *mut c_void, dest: *mut c_void, source: *const c_void, nelems: usize, pe: c_int) {
-            check_ctx(concat!("shmem_ctx_", stringify!($p)), ctx);
+            let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($p)), ctx);
             put_bytes(concat!("shmem_ctx_", stringify!($p)), dest, source, nelems * $size, pe)
         }
         /// # Safety
         /// As the blocking form.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $g>](ctx: *mut c_void, dest: *mut c_void, source: *const c_void, nelems: usize, pe: c_int) {
-            check_ctx(concat!("shmem_ctx_", stringify!($g)), ctx);
+            let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($g)), ctx);
             get_bytes(concat!("shmem_ctx_", stringify!($g)), dest, source, nelems * $size, pe)
         }
         /// # Safety
         /// As the blocking form.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $p _nbi>](ctx: *mut c_void, dest: *mut c_void, source: *const c_void, nelems: usize, pe: c_int) {
-            check_ctx(concat!("shmem_ctx_", stringify!($p), "_nbi"), ctx);
+            let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($p), "_nbi"), ctx);
             put_bytes(concat!("shmem_ctx_", stringify!($p), "_nbi"), dest, source, nelems * $size, pe)
         }
         /// # Safety
         /// As the blocking form.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $g _nbi>](ctx: *mut c_void, dest: *mut c_void, source: *const c_void, nelems: usize, pe: c_int) {
-            check_ctx(concat!("shmem_ctx_", stringify!($g), "_nbi"), ctx);
+            let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($g), "_nbi"), ctx);
             get_bytes(concat!("shmem_ctx_", stringify!($g), "_nbi"), dest, source, nelems * $size, pe)
         }
     )* } };
@@ -173,14 +173,14 @@ macro_rules! strided_family {
         /// As `iput`.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $p>](ctx: *mut c_void, dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            check_ctx(concat!("shmem_ctx_", stringify!($p)), ctx);
+            let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($p)), ctx);
             iput_bytes(concat!("shmem_ctx_", stringify!($p)), dest, source, dst, sst, nelems, $size, pe)
         }
         /// # Safety
         /// As `iput`.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $g>](ctx: *mut c_void, dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            check_ctx(concat!("shmem_ctx_", stringify!($g)), ctx);
+            let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($g)), ctx);
             iget_bytes(concat!("shmem_ctx_", stringify!($g)), dest, source, dst, sst, nelems, $size, pe)
         }
     )* } };
@@ -219,14 +219,14 @@ macro_rules! typed_pg {
         /// As the context-free form.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $name _p>](ctx: *mut c_void, dest: *mut c_void, value: $t, pe: c_int) {
-            check_ctx(concat!("shmem_ctx_", stringify!($name), "_p"), ctx);
+            let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($name), "_p"), ctx);
             put_bytes(concat!("shmem_ctx_", stringify!($name), "_p"), dest, &value as *const $t as *const c_void, std::mem::size_of::<$t>(), pe)
         }
         /// # Safety
         /// As the context-free form.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $name _g>](ctx: *mut c_void, source: *const c_void, pe: c_int) -> $t {
-            check_ctx(concat!("shmem_ctx_", stringify!($name), "_g"), ctx);
+            let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($name), "_g"), ctx);
             let mut v = <$t>::default();
             get_bytes(concat!("shmem_ctx_", stringify!($name), "_g"), &mut v as *mut $t as *mut c_void, source, std::mem::size_of::<$t>(), pe);
             v
