@@ -205,8 +205,8 @@ pub unsafe extern "C" fn _gfortran_caf_co_broadcast(
     // SAFETY: gfortran's descriptor of the argument.
     let s = unsafe { elements(a) };
     let me = team.team.rank();
-    // SAFETY: the argument's elements are readable.
     let mine = if me == root {
+        // SAFETY: the argument's elements are readable.
         unsafe { pack(&s) }
     } else {
         Vec::new()
