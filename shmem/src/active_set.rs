@@ -38,8 +38,11 @@ pub(crate) const NOTE_WORDS: usize = 64;
 /// each member's area address by rank), followed by the note bitmap.
 static DIRECTORY: OnceLock<Dist<u8>> = OnceLock::new();
 
+/// An active set: (`PE_start`, `logPE_stride`, `PE_size`).
+type SetKey = (c_int, c_int, c_int);
+
 /// This PE's teams of the active sets it was in.
-static TEAMS: Mutex<Option<HashMap<(c_int, c_int, c_int), Team>>> = Mutex::new(None);
+static TEAMS: Mutex<Option<HashMap<SetKey, Team>>> = Mutex::new(None);
 
 /// Allocates the directory (collective: called by `shmem_init`).
 pub(crate) fn init(call: &str, rt: &Runtime) {
@@ -119,7 +122,7 @@ pub(crate) fn team(call: &str, start: c_int, log_stride: c_int, size: c_int) -> 
 fn agree(
     call: &str,
     rt: &Runtime,
-    (start, log_stride, size): (c_int, c_int, c_int),
+    (start, log_stride, size): SetKey,
     rank: usize,
     area: u64,
     set: &dyn Fn() -> String,

@@ -36,6 +36,9 @@ fn replacement(call: &str) -> String {
         ("_add", "_atomic_add"),
         ("_set", "_atomic_set"),
     ];
+    if call == "shmem_swap" {
+        return "shmem_long_atomic_swap".into();
+    }
     for (old, new) in suffixes {
         if let Some(stem) = call.strip_suffix(old) {
             if stem.starts_with("shmem_") {

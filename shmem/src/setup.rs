@@ -5,7 +5,8 @@
 //!
 //! `shmem_init` starts the runtime (`runtime_shim::Builder`; every
 //! `PGAS_*` knob applies) with the symmetric heap sized by
-//! `SHMEM_SYMMETRIC_SIZE` when set (bytes, or with a K / M / G suffix).
+//! `SHMEM_SYMMETRIC_SIZE` when set (bytes, or with a K / M / G suffix; the
+//! deprecated `SMA_SYMMETRIC_SIZE` too).
 //! Any thread may call the library: threads without a transmit context of
 //! their own share the unbound ones (docs/embedding.md), so the level
 //! provided is `SHMEM_THREAD_MULTIPLE`.
@@ -16,9 +17,12 @@ use std::ffi::{c_char, c_int};
 /// `SHMEM_THREAD_MULTIPLE` in the header.
 const THREAD_MULTIPLE: c_int = 3;
 
-/// `SHMEM_SYMMETRIC_SIZE`: bytes, with an optional K / M / G / T suffix.
+/// `SHMEM_SYMMETRIC_SIZE` (or its deprecated name `SMA_SYMMETRIC_SIZE`):
+/// bytes, with an optional K / M / G / T suffix.
 fn symmetric_size(call: &str) -> Option<usize> {
-    let v = std::env::var("SHMEM_SYMMETRIC_SIZE").ok()?;
+    let (var, v) = ["SHMEM_SYMMETRIC_SIZE", "SMA_SYMMETRIC_SIZE"]
+        .into_iter()
+        .find_map(|k| std::env::var(k).ok().map(|v| (k, v)))?;
     let t = v.trim();
     let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
         Some('K') => (&t[..t.len() - 1], 1usize << 10),
@@ -36,9 +40,7 @@ fn symmetric_size(call: &str) -> Option<usize> {
         Some(n) if n > 0 => Some(n),
         _ => die(
             call,
-            format!(
-                "SHMEM_SYMMETRIC_SIZE={v:?} is not a size (bytes, or a number with K, M, G or T)"
-            ),
+            format!("{var}={v:?} is not a size (bytes, or a number with K, M, G or T)"),
         ),
     }
 }
