@@ -4,13 +4,96 @@
 //!
 //! All of them are byte copies through `Runtime::put` / `Runtime::get` on
 //! the calling thread's transmit context (the mapped path's copy where the
-//! target PE is co-located). The `_nbi` forms are issued blocking: the
-//! specification lets them complete any time before `shmem_quiet`, and a
-//! blocking PUT is complete when it returns. Contexts: see `teams.rs`.
+//! target PE is co-located). The `_nbi` forms are the comm layer's
+//! non-blocking PUT and GET on the caller's own buffers (as the runtime's C
+//! ABI posts them, `pgas_put_nb`): they return once posted, and their
+//! handles wait in a per-thread list, tagged with the context they were
+//! issued on, until `shmem_quiet` / `shmem_ctx_quiet` completes them
+//! ([`complete_nbi`]; the specification forbids touching the buffers
+//! before). A copy on the mapped path is complete at once. Contexts: see
+//! `sync.rs`.
 
 use crate::sync::CtxScope;
-use crate::{rt, sym_ptr, OrDie};
+use crate::{rt, sym, sym_ptr, OrDie};
+use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
+
+thread_local! {
+    /// This thread's `_nbi` operations not yet completed by a quiet: the
+    /// context they were issued on (`sync::current_ctx`) and the handle.
+    static NBI: RefCell<Vec<(usize, comm_ofi::NbHandle<'static>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Past this many pending `_nbi` handles a thread drops the completed ones
+/// (a program may issue many between quiets, or rely on barriers).
+const NBI_REAP_AT: usize = 1024;
+
+fn remember(h: comm_ofi::NbHandle<'static>) {
+    let ctx = crate::sync::current_ctx();
+    NBI.with(|l| {
+        let mut l = l.borrow_mut();
+        if l.len() >= NBI_REAP_AT {
+            l.retain_mut(|(_, h)| !h.test().unwrap_or(true));
+        }
+        l.push((ctx, h));
+    });
+}
+
+/// Completes this thread's `_nbi` operations issued on context `ctx`, or
+/// on every context (`None`: `shmem_quiet`, the default context's quiet,
+/// completes them all). A failed one ends the job naming `call`.
+pub(crate) fn complete_nbi(call: &str, ctx: Option<usize>) {
+    let mine: Vec<_> = NBI.with(|l| {
+        let mut l = l.borrow_mut();
+        match ctx {
+            None => std::mem::take(&mut *l),
+            Some(c) => {
+                let (mine, rest) = std::mem::take(&mut *l)
+                    .into_iter()
+                    .partition(|(k, _)| *k == c);
+                *l = rest;
+                mine
+            }
+        }
+    });
+    for (_, h) in mine {
+        h.wait().or_die(call);
+    }
+}
+
+/// Non-blocking PUT of `nbytes` bytes from `src` to `dest` on `pe`.
+fn put_nbi_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usize, pe: c_int) {
+    let rt = rt(call);
+    if nbytes == 0 {
+        crate::check_pe(call, rt, pe);
+        return;
+    }
+    let to = sym(call, rt, dest, pe);
+    // SAFETY: the caller passes `nbytes` readable bytes at `src` and leaves
+    // them unchanged until the next quiet (the C API's contract for _nbi),
+    // which waits for the handle before returning.
+    let data: &'static [u8] = unsafe { std::slice::from_raw_parts(src as *const u8, nbytes) };
+    // SAFETY: the handle is kept until a quiet waits for it (or dropped,
+    // which waits), never leaked while the buffer may be reused.
+    let h = unsafe { rt.comm().put_nb(to, data) }.or_die(call);
+    remember(h);
+}
+
+/// Non-blocking GET of `nbytes` bytes at `src` on `pe` into `dest`.
+fn get_nbi_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usize, pe: c_int) {
+    let rt = rt(call);
+    if nbytes == 0 {
+        crate::check_pe(call, rt, pe);
+        return;
+    }
+    let from = sym(call, rt, src, pe);
+    // SAFETY: `dest` has `nbytes` writable bytes nobody touches until the
+    // next quiet (the C API's contract for _nbi), which waits for the handle.
+    let buf: &'static mut [u8] = unsafe { std::slice::from_raw_parts_mut(dest as *mut u8, nbytes) };
+    // SAFETY: as in put_nbi_bytes.
+    let h = unsafe { rt.comm().get_nb(buf, from) }.or_die(call);
+    remember(h);
+}
 
 /// PUT of `nbytes` bytes from `src` (local) to `dest` on `pe`.
 #[inline]
@@ -115,13 +198,13 @@ macro_rules! rma_family {
         /// As the blocking form.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ $p _nbi>](dest: *mut c_void, source: *const c_void, nelems: usize, pe: c_int) {
-            put_bytes(concat!("shmem_", stringify!($p), "_nbi"), dest, source, nelems * $size, pe)
+            put_nbi_bytes(concat!("shmem_", stringify!($p), "_nbi"), dest, source, nelems * $size, pe)
         }
         /// # Safety
         /// As the blocking form.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ $g _nbi>](dest: *mut c_void, source: *const c_void, nelems: usize, pe: c_int) {
-            get_bytes(concat!("shmem_", stringify!($g), "_nbi"), dest, source, nelems * $size, pe)
+            get_nbi_bytes(concat!("shmem_", stringify!($g), "_nbi"), dest, source, nelems * $size, pe)
         }
         /// # Safety
         /// As the blocking form.
@@ -142,14 +225,14 @@ macro_rules! rma_family {
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $p _nbi>](ctx: *mut c_void, dest: *mut c_void, source: *const c_void, nelems: usize, pe: c_int) {
             let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($p), "_nbi"), ctx);
-            put_bytes(concat!("shmem_ctx_", stringify!($p), "_nbi"), dest, source, nelems * $size, pe)
+            put_nbi_bytes(concat!("shmem_ctx_", stringify!($p), "_nbi"), dest, source, nelems * $size, pe)
         }
         /// # Safety
         /// As the blocking form.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $g _nbi>](ctx: *mut c_void, dest: *mut c_void, source: *const c_void, nelems: usize, pe: c_int) {
             let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($g), "_nbi"), ctx);
-            get_bytes(concat!("shmem_ctx_", stringify!($g), "_nbi"), dest, source, nelems * $size, pe)
+            get_nbi_bytes(concat!("shmem_ctx_", stringify!($g), "_nbi"), dest, source, nelems * $size, pe)
         }
     )* } };
 }

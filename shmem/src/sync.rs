@@ -82,6 +82,13 @@ impl Drop for CtxScope {
     }
 }
 
+/// The context of the `shmem_ctx_*` call this thread is in (0: none,
+/// `CTX_DEFAULT`: the default one; else a `Ctx` of `new_ctx`).
+#[inline]
+pub(crate) fn current_ctx() -> usize {
+    CTX_NOW.with(|c| c.get())
+}
+
 /// The world PE of `pe` as the current context numbers it: a context on a
 /// team numbers the team's PEs 0.. (OpenSHMEM 1.5, `shmem_team_create_ctx`);
 /// out of the team's range ends the job naming the call.
@@ -168,6 +175,7 @@ pub unsafe extern "C" fn shmem_ctx_destroy(ctx: *mut c_void) {
     if ctx as usize == CTX_DEFAULT {
         die(call, "SHMEM_CTX_DEFAULT cannot be destroyed");
     }
+    crate::rma::complete_nbi(call, Some(ctx as usize));
     rt(call).quiet().or_die(call);
     // SAFETY: made by Box::into_raw in new_ctx, destroyed once (C API contract).
     drop(unsafe { Box::from_raw(ctx as *mut Ctx) });
@@ -199,7 +207,13 @@ pub unsafe extern "C" fn shmem_ctx_get_team(ctx: *mut c_void, team: *mut *mut c_
     }
 }
 
-with_ctx! { call; quiet() { rt(call).quiet().or_die(call) } }
+with_ctx! { call; quiet() {
+    // The default context's quiet completes every context's _nbi (a
+    // superset of its own); a context's, its own.
+    let now = current_ctx();
+    crate::rma::complete_nbi(call, (now > CTX_DEFAULT).then_some(now));
+    rt(call).quiet().or_die(call)
+} }
 with_ctx! { call; fence() { rt(call).fence().or_die(call) } }
 
 // ---------------------------------------------------------------- p2p
