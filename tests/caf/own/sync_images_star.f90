@@ -11,6 +11,7 @@ program sync_images_star
   if (np > 64) error stop 'sync_images_star: at most 64 images'
   slot = 0
   reply = 0
+  sync all   ! nobody puts into image 1's slots before it has cleared them
   do round = 1, 50
     if (me /= 1) then
       slot(me)[1] = round * 100 + me
