@@ -467,3 +467,220 @@ pub fn convert_packed(src: &[u8], se: Elem, de: Elem, count: usize) -> Vec<u8> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::desc::{DType, Dim, BT_CHARACTER, BT_INTEGER, BT_REAL};
+
+    fn desc(elem_len: usize, offset: isize, dims: &[(isize, isize, isize)]) -> Descriptor {
+        let mut dim = [Dim::default(); MAX_DIMS];
+        for (k, &(lbound, ubound, stride)) in dims.iter().enumerate() {
+            dim[k] = Dim {
+                stride,
+                lbound,
+                ubound,
+            };
+        }
+        Descriptor {
+            base_addr: std::ptr::null_mut(),
+            offset,
+            dtype: DType {
+                elem_len,
+                version: 0,
+                rank: dims.len() as i8,
+                ty: BT_INTEGER,
+                attribute: 0,
+            },
+            span: elem_len as isize,
+            dim,
+        }
+    }
+
+    #[test]
+    fn a_scalar_ignores_the_unset_offset() {
+        let d = desc(4, 123_456, &[]);
+        // SAFETY: a complete descriptor.
+        let s = unsafe { Section::of_descriptor(&d, std::ptr::null()) }.unwrap();
+        assert_eq!(s.first, 0);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.offsets(), vec![0]);
+    }
+
+    #[test]
+    fn a_section_descriptor_walks_from_its_base_addr() {
+        // x(2:6:2) of integer x(10): data at x(2), lbound 1, stride 2,
+        // offset -2 (what gfortran builds).
+        let d = desc(4, -2, &[(1, 3, 2)]);
+        // SAFETY: as above.
+        let s = unsafe { Section::of_descriptor(&d, std::ptr::null()) }.unwrap();
+        assert_eq!(s.offsets(), vec![0, 8, 16]);
+        // r(3:1:-1): data at r(3), stride -1, offset 1.
+        let d = desc(8, 1, &[(1, 3, -1)]);
+        // SAFETY: as above.
+        let s = unsafe { Section::of_descriptor(&d, std::ptr::null()) }.unwrap();
+        assert_eq!(s.offsets(), vec![0, -8, -16]);
+        assert_eq!(s.span(), Some((-16, 8)));
+    }
+
+    #[test]
+    fn vector_subscripts_index_the_declared_bounds() {
+        // x(0:3, -1:4), reference x(v, 0:3:2) with v = [0, 2, 3]: gfortran
+        // passes the declared lower bounds and strides and offset 4.
+        let d = desc(4, 4, &[(0, 2, 1), (-1, 0, 4)]);
+        let v: [i32; 3] = [0, 2, 3];
+        let vec = [
+            CafVector {
+                nvec: 3,
+                u: CafVectorU {
+                    v: VectorPart {
+                        vector: v.as_ptr() as *const c_void,
+                        kind: 4,
+                    },
+                },
+            },
+            CafVector {
+                nvec: 0,
+                u: CafVectorU {
+                    triplet: Triplet {
+                        lower_bound: 0,
+                        upper_bound: 2,
+                        stride: 2,
+                    },
+                },
+            },
+        ];
+        // SAFETY: as above; two entries, the vector of 3 i32.
+        let s = unsafe { Section::of_descriptor(&d, vec.as_ptr()) }.unwrap();
+        // x(i, j) is at 4 * (i + 4 * (j + 1)) bytes from x(0, -1).
+        let want: Vec<isize> = [0isize, 2]
+            .iter()
+            .flat_map(|&j| [0isize, 2, 3].map(move |i| 4 * (i + 4 * (j + 1))))
+            .collect();
+        assert_eq!(s.offsets(), want);
+        assert!(!s.is_strided());
+    }
+
+    #[test]
+    fn triplet_extents() {
+        assert_eq!(triplet_extent(2, 4, 2), Some(2));
+        assert_eq!(triplet_extent(2, 5, 2), Some(2));
+        assert_eq!(triplet_extent(3, 1, -1), Some(3));
+        assert_eq!(triplet_extent(1, 0, 1), Some(0));
+        assert_eq!(triplet_extent(3, 3, 1), Some(1));
+        assert_eq!(triplet_extent(1, 3, -1), Some(0));
+        assert_eq!(triplet_extent(1, 3, 0), None);
+    }
+
+    #[test]
+    fn runs_merge_adjacent_elements_in_element_order() {
+        // 3 x 2 block out of rows of 5 (4-byte elements), then a vector.
+        let s = Section {
+            first: 4,
+            elem_len: 4,
+            axes: vec![
+                Axis::Step {
+                    stride: 4,
+                    extent: 3,
+                },
+                Axis::Step {
+                    stride: 20,
+                    extent: 2,
+                },
+            ],
+        };
+        let mut runs = Vec::new();
+        s.for_each_run(|o, n| runs.push((o, n)));
+        assert_eq!(runs, vec![(4, 3), (24, 3)]);
+        assert!(!s.is_contiguous());
+        let v = Section {
+            first: 0,
+            elem_len: 4,
+            axes: vec![Axis::List(vec![0, 4, 12, 8])],
+        };
+        let mut runs = Vec::new();
+        v.for_each_run(|o, n| runs.push((o, n)));
+        assert_eq!(runs, vec![(0, 2), (12, 1), (8, 1)]);
+        assert!(Section::contiguous(8, 7).is_contiguous());
+    }
+
+    #[test]
+    fn gather_and_scatter_convert_and_broadcast() {
+        let src: Vec<i32> = (1..=6).collect();
+        let every_other = Section {
+            first: 0,
+            elem_len: 4,
+            axes: vec![Axis::Step {
+                stride: 8,
+                extent: 3,
+            }],
+        };
+        let i4 = Elem::new(BT_INTEGER, 4, 4);
+        let r8 = Elem::new(BT_REAL, 8, 8);
+        let mut out = vec![0u8; 24];
+        // SAFETY: the section lies inside `src`.
+        unsafe { gather(src.as_ptr() as *const u8, &every_other, i4, &mut out, r8) };
+        let got: Vec<f64> = out
+            .chunks(8)
+            .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, vec![1.0, 3.0, 5.0]);
+
+        // One element to every element of a backwards section, converted.
+        let mut dst = [0i16; 4];
+        let back = Section {
+            first: 6,
+            elem_len: 2,
+            axes: vec![Axis::Step {
+                stride: -2,
+                extent: 4,
+            }],
+        };
+        // SAFETY: the section lies inside `dst`.
+        unsafe {
+            scatter(
+                &7.9f64.to_ne_bytes(),
+                r8,
+                dst.as_mut_ptr() as *mut u8,
+                &back,
+                Elem::new(BT_INTEGER, 2, 2),
+            )
+        };
+        assert_eq!(dst, [7; 4]);
+
+        // Characters: kind 1 of length 2 into kind 4 of length 3, reversed.
+        let mut wide = [0u32; 6];
+        let rev = Section {
+            first: 12,
+            elem_len: 12,
+            axes: vec![Axis::Step {
+                stride: -12,
+                extent: 2,
+            }],
+        };
+        // SAFETY: the section lies inside `wide`.
+        unsafe {
+            scatter(
+                b"abcd",
+                Elem::new(BT_CHARACTER, 1, 2),
+                wide.as_mut_ptr() as *mut u8,
+                &rev,
+                Elem::new(BT_CHARACTER, 4, 12),
+            )
+        };
+        let s: String = wide.iter().map(|&c| char::from_u32(c).unwrap()).collect();
+        assert_eq!(s, "cd ab ");
+    }
+
+    #[test]
+    fn packed_conversion_repeats_a_single_element() {
+        let i4 = Elem::new(BT_INTEGER, 4, 4);
+        let i8 = Elem::new(BT_INTEGER, 8, 8);
+        let out = convert_packed(&(-5i32).to_ne_bytes(), i4, i8, 3);
+        let got: Vec<i64> = out
+            .chunks(8)
+            .map(|c| i64::from_ne_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, vec![-5, -5, -5]);
+    }
+}
