@@ -101,6 +101,11 @@ impl Caf {
             // default than the runtime's (lazily backed, so free if unused).
             b = b.heap_size(1 << 30);
         }
+        // On-statement bodies of the library (every image registers them).
+        if let Err(e) = b.register(crate::byref::ALLOC_BODY, crate::byref::alloc_body) {
+            eprintln!("pgas-caf: registering an on-statement body failed: {e}");
+            std::process::exit(1);
+        }
         let rt = match b.init() {
             Ok(rt) => rt,
             Err(e) => {

@@ -122,10 +122,11 @@ pub enum Sel {
 /// What one part of the chain references.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Part {
-    /// A component at `offset` bytes into the derived type; `allocatable`
-    /// when gfortran gave it a token (allocatable or pointer: the
-    /// component holds a pointer or a descriptor, not the data).
-    Component { offset: isize, allocatable: bool },
+    /// A component at `offset` bytes into the derived type. A non-zero
+    /// `token_offset` (where the component's token sits, in bytes from
+    /// the start of the derived type) marks an allocatable or pointer
+    /// component: it holds a pointer or a descriptor, not the data.
+    Component { offset: isize, token_offset: isize },
     /// An array; `described`: it has a descriptor (else its subscripts are
     /// pre-multiplied 0-based element offsets).
     Array { dims: Vec<Sel>, described: bool },
@@ -188,7 +189,7 @@ pub unsafe fn decode(refs: *const CafReference) -> Result<Vec<Ref>, String> {
                 let c = unsafe { r.u.c };
                 Part::Component {
                     offset: c.offset,
-                    allocatable: c.caf_token_offset != 0,
+                    token_offset: c.caf_token_offset,
                 }
             }
             REF_ARRAY | REF_STATIC_ARRAY => {
@@ -331,7 +332,7 @@ mod tests {
                 Ref {
                     part: Part::Component {
                         offset: 16,
-                        allocatable: true
+                        token_offset: 104
                     },
                     item_size: 4
                 },

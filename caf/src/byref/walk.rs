@@ -74,13 +74,33 @@ pub struct Located {
     pub extents: Vec<Extent>,
     /// Bytes of one element (the last reference's item size).
     pub elem_len: usize,
+    /// When the chain ends with an array reference through one allocatable
+    /// component: that component (so it can be reallocated).
+    pub tail: Option<Hole>,
+}
+
+/// An allocatable component on the image: where it is (its pointer or
+/// descriptor), where its token is, and which reference reached it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hole {
+    /// Address of the component (a scalar's pointer, an array's
+    /// descriptor).
+    pub comp_addr: u64,
+    /// Address of the word holding the component's token.
+    pub token_slot: u64,
+    /// The component is an array (a descriptor).
+    pub array: bool,
+    /// Index in the chain of the reference that found it unallocated (or,
+    /// in [`Located::tail`], of the array reference through it).
+    pub ref_index: usize,
 }
 
 /// Why a walk stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WalkError {
-    /// An allocatable component on the way is not allocated on the image.
-    NotAllocated(String),
+    /// An allocatable component on the way is not allocated on the image
+    /// (where it is, when the walk was on one element).
+    NotAllocated(String, Option<Hole>),
     /// Anything else (a bad chain, an index out of bounds, a failed read).
     Bad(String),
 }
@@ -88,7 +108,7 @@ pub enum WalkError {
 impl std::fmt::Display for WalkError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            WalkError::NotAllocated(m) | WalkError::Bad(m) => f.write_str(m),
+            WalkError::NotAllocated(m, _) | WalkError::Bad(m) => f.write_str(m),
         }
     }
 }
@@ -165,6 +185,14 @@ fn combine(per_dim: &[Vec<i64>]) -> Vec<i64> {
     out
 }
 
+/// Where the token of the component at `comp_addr` (at `offset` in its
+/// derived type) is: `token_offset` bytes from the type's start.
+fn token_slot(comp_addr: u64, offset: isize, token_offset: isize) -> u64 {
+    comp_addr
+        .wrapping_sub(offset as u64)
+        .wrapping_add(token_offset as u64)
+}
+
 fn read_word(mem: &impl Mem, addr: u64) -> Result<u64, WalkError> {
     let mut b = [0u8; 8];
     mem.read(addr, &mut b).map_err(WalkError::Bad)?;
@@ -183,6 +211,7 @@ pub fn walk(
 ) -> Result<Located, WalkError> {
     let mut elems = vec![start];
     let mut extents: Vec<Extent> = Vec::new();
+    let mut tail = None;
     // Whether `elems` are addresses of descriptors (after a component
     // followed by a described array).
     let mut at_descriptor = false;
@@ -197,23 +226,34 @@ pub fn walk(
         match &r.part {
             Part::Component {
                 offset,
-                allocatable,
+                token_offset,
             } => {
                 for e in elems.iter_mut() {
                     *e = e.wrapping_add(*offset as u64);
                 }
                 if next_described {
                     at_descriptor = true;
-                } else if *allocatable {
+                } else if *token_offset != 0 {
                     // An allocatable scalar holds a pointer; an allocatable
                     // array referenced no further (ALLOCATED(x[i]%a)) its
                     // descriptor, whose first word is the data pointer.
+                    let one = elems.len() == 1;
                     for e in elems.iter_mut() {
                         let p = read_word(mem, *e)?;
                         if p == 0 {
-                            return Err(WalkError::NotAllocated(format!(
-                                "the allocatable component at byte {offset} is not allocated"
-                            )));
+                            let hole = one.then(|| Hole {
+                                comp_addr: *e,
+                                token_slot: token_slot(*e, *offset, *token_offset),
+                                array: false,
+                                ref_index: i,
+                            });
+                            return Err(WalkError::NotAllocated(
+                                format!(
+                                    "the allocatable component at byte {offset} is not \
+                                     allocated"
+                                ),
+                                hole,
+                            ));
                         }
                         *e = p;
                     }
@@ -226,12 +266,35 @@ pub fn walk(
                 let rank = dims.len();
                 let mut out = Vec::new();
                 let mut shape = Vec::new();
+                // The component this reference goes through, if any.
+                let hole_at =
+                    |e: u64| match (i.checked_sub(1).map(|p| &refs[p].part), at_descriptor) {
+                        (
+                            Some(Part::Component {
+                                offset,
+                                token_offset,
+                            }),
+                            true,
+                        ) if *token_offset != 0 => Some(Hole {
+                            comp_addr: e,
+                            token_slot: token_slot(e, *offset, *token_offset),
+                            array: true,
+                            ref_index: i,
+                        }),
+                        _ => None,
+                    };
+                tail = if elems.len() == 1 {
+                    hole_at(elems[0])
+                } else {
+                    None
+                };
                 for (n, &e) in elems.iter().enumerate() {
                     let (d, base) = if at_descriptor {
                         let d = DescCopy::read(mem, e, rank).map_err(WalkError::Bad)?;
                         if d.base_addr == 0 {
                             return Err(WalkError::NotAllocated(
                                 "the allocatable array component is not allocated".into(),
+                                if elems.len() == 1 { hole_at(e) } else { None },
                             ));
                         }
                         let b = d.base_addr;
@@ -319,12 +382,33 @@ pub fn walk(
         if !matches!(r.part, Part::Component { .. }) {
             at_descriptor = false;
         }
+        if i + 1 < refs.len()
+            && !matches!(
+                r.part,
+                Part::Array {
+                    described: true,
+                    ..
+                }
+            )
+        {
+            tail = None;
+        }
     }
     let elem_len = refs.last().map_or(0, |r| r.item_size);
+    if !matches!(
+        refs.last().map(|r| &r.part),
+        Some(Part::Array {
+            described: true,
+            ..
+        })
+    ) {
+        tail = None;
+    }
     Ok(Located {
         elems,
         extents,
         elem_len,
+        tail,
     })
 }
 
@@ -376,7 +460,7 @@ mod tests {
         Ref {
             part: Part::Component {
                 offset,
-                allocatable,
+                token_offset: if allocatable { 200 } else { 0 },
             },
             item_size: 4,
         }
@@ -474,7 +558,19 @@ mod tests {
         let obj = [0u64; 12];
         // Scalar allocatable (a null pointer at byte 8).
         let r = walk(&Local, obj.as_ptr() as u64, None, &[comp(8, true)]);
-        assert!(matches!(r, Err(WalkError::NotAllocated(_))));
+        let base = obj.as_ptr() as u64;
+        assert_eq!(
+            r,
+            Err(WalkError::NotAllocated(
+                "the allocatable component at byte 8 is not allocated".into(),
+                Some(Hole {
+                    comp_addr: base + 8,
+                    token_slot: base + 200,
+                    array: false,
+                    ref_index: 0
+                })
+            ))
+        );
         // Array component (a descriptor with a null base at byte 0).
         let r = walk(
             &Local,
@@ -491,7 +587,15 @@ mod tests {
                 },
             ],
         );
-        assert!(matches!(r, Err(WalkError::NotAllocated(_))));
+        match r {
+            Err(WalkError::NotAllocated(_, Some(h))) => {
+                assert_eq!(
+                    (h.comp_addr, h.token_slot, h.array, h.ref_index),
+                    (base, base + 200, true, 1)
+                )
+            }
+            other => panic!("{other:?}"),
+        }
         // An allocated scalar: the walk follows the pointer.
         let x = 42i32;
         let holder = [0u64, &x as *const i32 as u64];
@@ -529,6 +633,7 @@ mod tests {
         let l = walk(&Local, 1000, None, &refs).unwrap();
         let offs: Vec<u64> = l.elems.iter().map(|a| (a - 1004) / 4).collect();
         assert_eq!(offs, vec![22, 23, 26, 27]);
+        assert_eq!(l.tail, None);
         assert_eq!(l.extents.len(), 2);
     }
 
