@@ -17,20 +17,24 @@
 //! `_gfortran_caf_is_contiguous` (libcaf.h declares it for the library's
 //! own use), so this library does not export it.
 //!
-//! Each side becomes a [`section::Section`] and the move is one runtime
+//! Each side becomes a `section::Section` (byte offsets from an origin, per
+//! dimension a triplet or a vector subscript) and the move is one runtime
 //! PUT / GET when both sides are contiguous and of one kind, else packed in
-//! array element order and moved by [`remote`]'s strided or run-wise
-//! calls. Kinds and types convert element by element ([`crate::convert`]),
-//! a scalar right side is assigned to every element, and the right side is
+//! array element order and moved by `remote`'s strided or run-wise calls.
+//! Kinds and types convert element by element ([`crate::convert`]), a
+//! scalar right side is assigned to every element, and the right side is
 //! read in full before the left side is written when they can overlap (the
 //! same image's memory), as if it were evaluated first.
 //!
-//! The move helpers ([`remote::send_section`], [`remote::get_section`],
-//! [`remote::put_packed`], [`remote::get_packed`], [`section::gather`],
-//! [`section::scatter`]) are shared with the `*_by_ref` calls.
+//! The move helpers are crate-wide for the `*_by_ref` calls:
+//! `remote::send_section` / `remote::get_section` (a local section to or
+//! from a section of an image's memory, converting; this image included),
+//! `remote::put_packed` / `remote::get_packed` (a packed buffer to or from
+//! a section of an image's memory), `section::gather` / `section::scatter`
+//! / `section::convert_packed` (local walks with conversion).
 
-pub mod remote;
-pub mod section;
+pub(crate) mod remote;
+pub(crate) mod section;
 
 use crate::convert::Elem;
 use crate::desc::Descriptor;

@@ -214,18 +214,6 @@ impl Section {
         })
     }
 
-    /// A contiguous run of `n` elements of `elem_len` bytes at offset 0.
-    pub fn contiguous(elem_len: usize, n: usize) -> Section {
-        Section {
-            first: 0,
-            elem_len,
-            axes: vec![Axis::Step {
-                stride: elem_len as isize,
-                extent: n,
-            }],
-        }
-    }
-
     /// Number of elements (1 for a scalar).
     pub fn len(&self) -> usize {
         self.axes.iter().map(Axis::extent).product()
@@ -283,11 +271,6 @@ impl Section {
             }
         }
         true
-    }
-
-    /// Whether every axis is a triplet (no vector subscript).
-    pub fn is_strided(&self) -> bool {
-        self.axes.iter().all(|a| matches!(a, Axis::Step { .. }))
     }
 
     /// Calls `f` with the offset of every element, in array element order.
@@ -355,6 +338,7 @@ impl Section {
     }
 
     /// Every element's offset, in array element order.
+    #[cfg(test)]
     pub fn offsets(&self) -> Vec<isize> {
         let mut v = Vec::with_capacity(self.len());
         self.for_each(|o| v.push(o));
@@ -558,7 +542,7 @@ mod tests {
             .flat_map(|&j| [0isize, 2, 3].map(move |i| 4 * (i + 4 * (j + 1))))
             .collect();
         assert_eq!(s.offsets(), want);
-        assert!(!s.is_strided());
+        assert!(matches!(s.axes[0], Axis::List(_)));
     }
 
     #[test]
@@ -601,7 +585,15 @@ mod tests {
         let mut runs = Vec::new();
         v.for_each_run(|o, n| runs.push((o, n)));
         assert_eq!(runs, vec![(0, 2), (12, 1), (8, 1)]);
-        assert!(Section::contiguous(8, 7).is_contiguous());
+        let block = Section {
+            first: 0,
+            elem_len: 8,
+            axes: vec![Axis::Step {
+                stride: 8,
+                extent: 7,
+            }],
+        };
+        assert!(block.is_contiguous());
     }
 
     #[test]
