@@ -83,12 +83,19 @@ pub fn from_bytes<T: Pod>(b: &[u8]) -> Option<T> {
     b.get(..n).map(bytemuck::pod_read_unaligned)
 }
 
-/// A vector of values from bytes; trailing bytes that do not fill an element are ignored.
+/// A vector of values from bytes (any alignment); trailing bytes that do
+/// not fill an element are ignored. One bulk copy: collectives decode
+/// megabytes with it (element by element it was a third of a large
+/// allreduce's time).
 pub fn vec_from_bytes<T: Pod>(b: &[u8]) -> Vec<T> {
-    let n = std::mem::size_of::<T>().max(1);
-    b.chunks_exact(n)
-        .map(|c| from_bytes(c).expect("chunk of size_of::<T>() bytes"))
-        .collect()
+    let size = std::mem::size_of::<T>();
+    if size == 0 {
+        return vec![<T as bytemuck::Zeroable>::zeroed(); b.len()];
+    }
+    let n = b.len() / size;
+    let mut v = vec![<T as bytemuck::Zeroable>::zeroed(); n];
+    as_bytes_mut(&mut v).copy_from_slice(&b[..n * size]);
+    v
 }
 
 mod sealed {
@@ -171,6 +178,17 @@ mod tests {
         // Unaligned input (a byte buffer from the wire) decodes too.
         let raw = [0u8, 7, 0, 0, 0, 0, 0, 0, 0];
         assert_eq!(from_bytes::<u64>(&raw[1..]), Some(7));
+    }
+
+    #[test]
+    fn vec_from_bytes_takes_any_alignment_and_drops_a_partial_tail() {
+        let v: Vec<u64> = (0..100).map(|i| i * 0x0101_0101_0101).collect();
+        let mut raw = vec![0xffu8];
+        raw.extend_from_slice(as_bytes(&v));
+        raw.extend_from_slice(&[1, 2, 3]);
+        assert_eq!(vec_from_bytes::<u64>(&raw[1..]), v);
+        assert_eq!(vec_from_bytes::<u64>(&raw[1..8]), Vec::<u64>::new());
+        assert_eq!(vec_from_bytes::<()>(&[1, 2]).len(), 2);
     }
 
     #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
