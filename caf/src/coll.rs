@@ -205,13 +205,20 @@ pub unsafe extern "C" fn _gfortran_caf_co_broadcast(
     // SAFETY: gfortran's descriptor of the argument.
     let s = unsafe { elements(a) };
     let me = team.team.rank();
-    let mine = if me == root {
-        // SAFETY: the argument's elements are readable.
-        unsafe { pack(&s) }
+    let packed;
+    let mine: &[u8] = if me != root || s.is_empty() {
+        &[]
+    } else if s.is_contiguous() {
+        // SAFETY: the argument's contiguous elements, readable; only read
+        // while this slice lives (this image is the root: nothing is
+        // written back).
+        unsafe { std::slice::from_raw_parts(s.base, s.len() * s.elem_len) }
     } else {
-        Vec::new()
+        // SAFETY: the argument's elements are readable.
+        packed = unsafe { pack(&s) };
+        &packed
     };
-    let got = match team.team.broadcast(root, &mine) {
+    let got = match team.team.broadcast(root, mine) {
         Ok(v) => v,
         Err(e) => return out.fail(STAT_ERROR, WHAT, e),
     };
@@ -320,6 +327,73 @@ fn native<T: Reduce>(
         Some(r) => team.reduce(r, &data, op)?,
     };
     Ok(r.map(|v| as_bytes(&v).to_vec()))
+}
+
+/// A contiguous argument of a type the runtime reduces, reduced in place:
+/// the runtime reads the program's array and the result is copied straight
+/// back (no packing). `None` when misaligned for `T` (then the caller packs).
+///
+/// # Safety
+/// `s` is contiguous, readable and writable, of `s.len() * s.elem_len`
+/// bytes holding `T`s.
+unsafe fn in_place<T: Reduce>(
+    team: &Team,
+    root: Option<usize>,
+    s: &Shape,
+    op: ReduceOp,
+) -> Option<runtime_shim::Result<()>> {
+    let n = s.len() * s.elem_len / std::mem::size_of::<T>();
+    if n > 0 && (s.base as usize) % std::mem::align_of::<T>() != 0 {
+        return None;
+    }
+    let r = {
+        let data: &[T] = if n == 0 {
+            &[]
+        } else {
+            // SAFETY: n aligned, readable Ts (caller; alignment checked).
+            unsafe { std::slice::from_raw_parts(s.base as *const T, n) }
+        };
+        match root {
+            None => team.allreduce(data, op).map(Some),
+            Some(r) => team.reduce(r, data, op),
+        }
+    };
+    Some(r.map(|v| {
+        if let Some(v) = v {
+            debug_assert_eq!(v.len(), n);
+            // SAFETY: n writable Ts (caller); the slice above is gone.
+            unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), s.base as *mut T, n.min(v.len())) };
+        }
+    }))
+}
+
+/// [`in_place`] for the element types the runtime reduces; `None` for
+/// the others (and misaligned arrays).
+///
+/// # Safety
+/// As for [`in_place`].
+unsafe fn reduce_in_place(
+    team: &Team,
+    root: Option<usize>,
+    s: &Shape,
+    op: Op,
+    a_len: c_int,
+) -> Option<runtime_shim::Result<()>> {
+    let rop = op.runtime()?;
+    let elem = classify(s.ty, s.elem_len, a_len, op.name()).ok()?;
+    let int = s.ty == BT_INTEGER;
+    // SAFETY: caller.
+    unsafe {
+        match (elem, op) {
+            (Elem::Int(1), _) if int => in_place::<i8>(team, root, s, rop),
+            (Elem::Int(2), _) if int => in_place::<i16>(team, root, s, rop),
+            (Elem::Int(4), _) if int => in_place::<i32>(team, root, s, rop),
+            (Elem::Int(8), _) if int => in_place::<i64>(team, root, s, rop),
+            (Elem::Real(4), _) | (Elem::Complex(4), Op::Sum) => in_place::<f32>(team, root, s, rop),
+            (Elem::Real(8), _) | (Elem::Complex(8), Op::Sum) => in_place::<f64>(team, root, s, rop),
+            _ => None,
+        }
+    }
 }
 
 /// Every image's `bytes` gathered, combined element by element in image
@@ -481,6 +555,15 @@ unsafe fn reduce_entry(
     }
     // SAFETY: caller.
     let s = unsafe { elements(a) };
+    if s.is_contiguous() {
+        // SAFETY: the argument's elements, contiguous (checked).
+        if let Some(r) = unsafe { reduce_in_place(&team.team, root, &s, op, a_len) } {
+            return match r {
+                Ok(()) => out.ok(),
+                Err(e) => out.fail(STAT_ERROR, what, e),
+            };
+        }
+    }
     // SAFETY: the argument's elements are readable.
     let bytes = unsafe { pack(&s) };
     match reduce_bytes(&team.team, root, &s, &bytes, op, a_len) {
