@@ -19,6 +19,8 @@
 //!
 //! Run: `pgasrun -n 4 target/release/examples/gups [UPDATES_PER_LOCALE] [BUCKETS_PER_LOCALE]`.
 
+mod common;
+
 use runtime_shim::{AmoType, Runtime};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -133,68 +135,10 @@ fn run(rt: &'static Runtime, updates: u64, buckets: usize) -> runtime_shim::Resu
     Ok(ok)
 }
 
-fn all_ok(rt: &Runtime, ok: bool) -> runtime_shim::Result<bool> {
-    let bad = rt.alloc_all::<u64>(1)?;
-    if !ok {
-        rt.atomic(bad.at(0)?).fetch_add(1)?;
-    }
-    rt.barrier()?;
-    let count = if rt.here() == 0 {
-        rt.atomic(bad.at(0)?).read()?
-    } else {
-        0
-    };
-    let count = rt.broadcast(count)?;
-    rt.free_all(bad)?;
-    Ok(count == 0)
-}
-
-fn arg(i: usize, default: u64) -> Option<u64> {
-    match std::env::args().nth(i) {
-        None => Some(default),
-        Some(a) => a.parse().ok().filter(|v| *v > 0),
-    }
-}
-
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
-    let (Some(updates), Some(buckets)) = (arg(1, 20_000), arg(2, 4096)) else {
-        eprintln!("usage: gups [UPDATES_PER_LOCALE > 0] [BUCKETS_PER_LOCALE > 0]");
-        return ExitCode::from(2);
+    let Some([updates, buckets]) = common::positive_args([20_000, 4096]) else {
+        return common::usage("gups [UPDATES_PER_LOCALE > 0] [BUCKETS_PER_LOCALE > 0]");
     };
-    let rt = match runtime_shim::init() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("gups: cannot start: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let verdict = match run(rt, updates, buckets as usize).and_then(|ok| all_ok(rt, ok)) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("gups: locale {}: {e}", rt.here());
-            false
-        }
-    };
-    if rt.here() == 0 {
-        println!(
-            "gups: {} locales, {} MCM mode, {} provider: {}",
-            rt.num_locales(),
-            rt.mode(),
-            rt.provider_name(),
-            if verdict { "ok" } else { "FAILED" }
-        );
-    }
-    if let Err(e) = rt.finalize() {
-        eprintln!("gups: finalize: {e}");
-        return ExitCode::FAILURE;
-    }
-    if verdict {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    let job = |rt| run(rt, updates, buckets as usize);
+    common::run_example("gups", runtime_shim::init, job, |_| String::new())
 }

@@ -19,6 +19,8 @@
 //! Prints what it computed with the MCM mode and provider, and exits
 //! non-zero if any check fails. Run: `pgasrun -n 4 target/release/examples/on_ring [LAPS]`.
 
+mod common;
+
 use runtime_shim::{fn_id, pod, Builder, Dist, FnId, Runtime};
 use std::process::ExitCode;
 use std::sync::OnceLock;
@@ -110,35 +112,9 @@ fn run(rt: &'static Runtime, laps: u64) -> Result<bool, runtime_shim::Error> {
     Ok(ok)
 }
 
-/// Every locale's verdict, on every locale.
-fn all_ok(rt: &Runtime, ok: bool) -> Result<bool, runtime_shim::Error> {
-    let bad = rt.alloc_all::<u64>(1)?;
-    if !ok {
-        rt.atomic(bad.at(0)?).fetch_add(1)?;
-    }
-    rt.barrier()?;
-    let count = if rt.here() == 0 {
-        rt.atomic(bad.at(0)?).read()?
-    } else {
-        0
-    };
-    let count = rt.broadcast(count)?;
-    rt.free_all(bad)?;
-    Ok(count == 0)
-}
-
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
-    let laps: u64 = match std::env::args().nth(1).map(|a| a.parse()) {
-        None => 5,
-        Some(Ok(l)) if l > 0 => l,
-        Some(_) => {
-            eprintln!("usage: on_ring [LAPS > 0]");
-            return ExitCode::from(2);
-        }
+    let Some([laps]) = common::positive_args([5]) else {
+        return common::usage("on_ring [LAPS > 0]");
     };
     let b = Builder::new();
     let registered = (|| -> runtime_shim::Result<()> {
@@ -168,38 +144,6 @@ fn main() -> ExitCode {
         eprintln!("on_ring: {e}");
         return ExitCode::FAILURE;
     }
-    let rt = match b.init() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("on_ring: cannot start: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let ok = run(rt, laps).and_then(|ok| all_ok(rt, ok));
-    let verdict = match ok {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("on_ring: locale {}: {e}", rt.here());
-            false
-        }
-    };
-    if rt.here() == 0 {
-        println!(
-            "on_ring: {} locales, {} MCM mode, {} provider, {} workers: {}",
-            rt.num_locales(),
-            rt.mode(),
-            rt.provider_name(),
-            rt.num_workers(),
-            if verdict { "ok" } else { "FAILED" }
-        );
-    }
-    if let Err(e) = rt.finalize() {
-        eprintln!("on_ring: finalize: {e}");
-        return ExitCode::FAILURE;
-    }
-    if verdict {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    let workers = |rt: &Runtime| format!(", {} workers", rt.num_workers());
+    common::run_example("on_ring", || b.init(), |rt| run(rt, laps), workers)
 }

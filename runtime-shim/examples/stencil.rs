@@ -17,6 +17,8 @@
 //!
 //! Run: `pgasrun -n 4 target/release/examples/stencil [BLOCK] [STEPS]`.
 
+mod common;
+
 use runtime_shim::Runtime;
 use std::process::ExitCode;
 
@@ -134,68 +136,10 @@ fn run(rt: &'static Runtime, block: usize, steps: usize) -> runtime_shim::Result
     Ok(ok)
 }
 
-fn all_ok(rt: &Runtime, ok: bool) -> runtime_shim::Result<bool> {
-    let bad = rt.alloc_all::<u64>(1)?;
-    if !ok {
-        rt.atomic(bad.at(0)?).fetch_add(1)?;
-    }
-    rt.barrier()?;
-    let count = if rt.here() == 0 {
-        rt.atomic(bad.at(0)?).read()?
-    } else {
-        0
-    };
-    let count = rt.broadcast(count)?;
-    rt.free_all(bad)?;
-    Ok(count == 0)
-}
-
-fn arg(i: usize, default: usize) -> Option<usize> {
-    match std::env::args().nth(i) {
-        None => Some(default),
-        Some(a) => a.parse().ok().filter(|v| *v > 0),
-    }
-}
-
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
-    let (Some(block), Some(steps)) = (arg(1, 1000), arg(2, 50)) else {
-        eprintln!("usage: stencil [BLOCK > 0] [STEPS > 0]");
-        return ExitCode::from(2);
+    let Some([block, steps]) = common::positive_args([1000, 50]) else {
+        return common::usage("stencil [BLOCK > 0] [STEPS > 0]");
     };
-    let rt = match runtime_shim::init() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("stencil: cannot start: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let verdict = match run(rt, block, steps).and_then(|ok| all_ok(rt, ok)) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("stencil: locale {}: {e}", rt.here());
-            false
-        }
-    };
-    if rt.here() == 0 {
-        println!(
-            "stencil: {} locales, {} MCM mode, {} provider: {}",
-            rt.num_locales(),
-            rt.mode(),
-            rt.provider_name(),
-            if verdict { "ok" } else { "FAILED" }
-        );
-    }
-    if let Err(e) = rt.finalize() {
-        eprintln!("stencil: finalize: {e}");
-        return ExitCode::FAILURE;
-    }
-    if verdict {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    let job = |rt| run(rt, block as usize, steps as usize);
+    common::run_example("stencil", runtime_shim::init, job, |_| String::new())
 }

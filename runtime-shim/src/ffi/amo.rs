@@ -4,6 +4,82 @@
 
 use super::common::*;
 
+/// The arguments both atomic entries take, checked and decoded once: the
+/// target word, its type, the op, and the operand and compare values read
+/// from their pointers where the op uses them.
+#[derive(Debug, Clone, Copy)]
+struct AmoArgs {
+    rt: &'static Runtime,
+    target: GlobalAddr,
+    ty: AmoType,
+    op: AtomicOp,
+    operand: u64,
+    compare: u64,
+}
+
+impl AmoArgs {
+    /// # Safety
+    /// `operand` and `compare`, where the op uses them, point to one value
+    /// of the type (header contract).
+    unsafe fn decode(
+        locale: i32,
+        raddr: *const c_void,
+        ty: c_int,
+        op: c_int,
+        operand: *const c_void,
+        compare: *const c_void,
+    ) -> Result<AmoArgs> {
+        let rt = rt()?;
+        let target = remote(rt, locale, raddr)?;
+        let ty = amo_type(ty)?;
+        let op = amo_op(op)?;
+        let read = |p: *const c_void, what: &'static str| -> Result<u64> {
+            non_null(p, what)?;
+            let mut w = [0u8; 8];
+            // SAFETY: p points to one value of the type (the caller's contract).
+            w[..ty.size()].copy_from_slice(unsafe { bytes(p, ty.size()) });
+            Ok(u64::from_le_bytes(w))
+        };
+        let operand = match op {
+            AtomicOp::Read => 0,
+            _ => read(operand, "operand")?,
+        };
+        let compare = match op {
+            AtomicOp::Cmpxchg => read(compare, "compare")?,
+            _ => 0,
+        };
+        Ok(AmoArgs {
+            rt,
+            target,
+            ty,
+            op,
+            operand,
+            compare,
+        })
+    }
+
+    /// Performs the atomic: the old value's bits if `fetch`.
+    fn apply(self, fetch: bool) -> Result<u64> {
+        self.rt.amo_bits(
+            self.target,
+            self.ty,
+            self.op,
+            fetch,
+            self.operand,
+            self.compare,
+        )
+    }
+}
+
+/// Stores the old value `old` of type `ty` at `result`.
+///
+/// # Safety
+/// `result` is non-null and points to one writable value of the type.
+unsafe fn store_old(result: *mut c_void, ty: AmoType, old: u64) {
+    // SAFETY: forwarded from the caller.
+    unsafe { bytes_mut(result, ty.size()) }.copy_from_slice(&old.to_le_bytes()[..ty.size()]);
+}
+
 /// A remote atomic: `type` a `PGAS_TYPE_*`, `op` a `PGAS_AMO_*`, `flags`
 /// `PGAS_AMO_FETCH` and/or `PGAS_AMO_UNORDERED`. `operand` (all ops but
 /// read) and `compare` (cmpxchg) point to one value of the type; `result`
@@ -22,49 +98,31 @@ pub unsafe extern "C" fn pgas_amo(
     result: *mut c_void,
 ) -> c_int {
     ffi(|| {
-        let rt = rt()?;
-        let target = remote(rt, locale, raddr)?;
-        let t = amo_type(ty)?;
-        let o = amo_op(op)?;
+        // SAFETY: header contract on operand and compare.
+        let a = unsafe { AmoArgs::decode(locale, raddr, ty, op, operand, compare)? };
         if flags & !(AMO_FETCH | AMO_UNORDERED) != 0 {
             return Err(Error::BadCode {
                 what: "atomic flags",
                 code: flags as i64,
             });
         }
-        let fetch = o.always_fetches() || flags & AMO_FETCH != 0;
-        let read = |p: *const c_void, what: &'static str| -> Result<u64> {
-            non_null(p, what)?;
-            let mut w = [0u8; 8];
-            // SAFETY: p points to one value of the type (header contract).
-            w[..t.size()].copy_from_slice(unsafe { bytes(p, t.size()) });
-            Ok(u64::from_le_bytes(w))
-        };
-        let v = if o == AtomicOp::Read {
-            0
-        } else {
-            read(operand, "operand")?
-        };
-        let c = if o == AtomicOp::Cmpxchg {
-            read(compare, "compare")?
-        } else {
-            0
-        };
+        let fetch = a.op.always_fetches() || flags & AMO_FETCH != 0;
         if flags & AMO_UNORDERED != 0 {
             if fetch {
                 return Err(Error::AtomicUse(format!(
-                    "an unordered atomic cannot fetch (op {o:?})"
+                    "an unordered atomic cannot fetch (op {:?})",
+                    a.op
                 )));
             }
-            return rt.amo_unordered_bits(target, t, o, v);
+            return a.rt.amo_unordered_bits(a.target, a.ty, a.op, a.operand);
         }
         if fetch {
             non_null(result, "result")?;
         }
-        let old = rt.amo_bits(target, t, o, fetch, v, c)?;
+        let old = a.apply(fetch)?;
         if fetch {
             // SAFETY: result points to one writable value of the type.
-            unsafe { bytes_mut(result, t.size()) }.copy_from_slice(&old.to_le_bytes()[..t.size()]);
+            unsafe { store_old(result, a.ty, old) };
         }
         Ok(())
     })
@@ -88,32 +146,13 @@ pub unsafe extern "C" fn pgas_amo_nb(
     handle: *mut *mut PgasAmoHandle,
 ) -> c_int {
     ffi(|| {
-        non_null(handle, "handle")?;
-        let rt = rt()?;
-        let target = remote(rt, locale, raddr)?;
-        let t = amo_type(ty)?;
-        let o = amo_op(op)?;
-        let read = |p: *const c_void, what: &'static str| -> Result<u64> {
-            non_null(p, what)?;
-            let mut w = [0u8; 8];
-            // SAFETY: p points to one value of the type (header contract).
-            w[..t.size()].copy_from_slice(unsafe { bytes(p, t.size()) });
-            Ok(u64::from_le_bytes(w))
-        };
-        let v = if o == AtomicOp::Read {
-            0
-        } else {
-            read(operand, "operand")?
-        };
-        let c = if o == AtomicOp::Cmpxchg {
-            read(compare, "compare")?
-        } else {
-            0
-        };
-        rt.comm().check_atomic_target(target, t)?;
-        let task = rt.spawn(move || rt.amo_bits(target, t, o, true, v, c))?;
-        // SAFETY: handle is a non-null pointer to a handle slot.
-        unsafe { *handle = Box::into_raw(Box::new(PgasAmoHandle(task, t))) };
+        // SAFETY: handle is a handle slot (header contract).
+        let handle = unsafe { out(handle, "handle")? };
+        // SAFETY: header contract on operand and compare.
+        let a = unsafe { AmoArgs::decode(locale, raddr, ty, op, operand, compare)? };
+        a.rt.comm().check_atomic_target(a.target, a.ty)?;
+        let task = a.rt.spawn(move || a.apply(true))?;
+        handle.set_handle(PgasAmoHandle(task, a.ty));
         Ok(())
     })
 }
@@ -122,12 +161,11 @@ pub unsafe extern "C" fn pgas_amo_nb(
 #[no_mangle]
 pub unsafe extern "C" fn pgas_amo_test(handle: *mut PgasAmoHandle, done: *mut c_int) -> c_int {
     ffi(|| {
-        non_null(handle, "handle")?;
-        non_null(done, "done")?;
         // SAFETY: a live handle from pgas_amo_nb (header contract).
-        let d = unsafe { &*handle }.0.is_done();
-        // SAFETY: done is a non-null int pointer.
-        unsafe { *done = d as c_int };
+        let h = unsafe { self::handle(handle, "handle")? };
+        // SAFETY: done is an int slot (header contract).
+        let done = unsafe { out(done, "done")? };
+        done.set(h.0.is_done() as c_int);
         Ok(())
     })
 }
@@ -137,14 +175,12 @@ pub unsafe extern "C" fn pgas_amo_test(handle: *mut PgasAmoHandle, done: *mut c_
 #[no_mangle]
 pub unsafe extern "C" fn pgas_amo_wait(handle: *mut PgasAmoHandle, result: *mut c_void) -> c_int {
     ffi(|| {
-        non_null(handle, "handle")?;
         // SAFETY: a live handle, given back for good (header contract).
-        let h = unsafe { Box::from_raw(handle) };
-        let t = h.1;
+        let h = unsafe { take_handle(handle, "handle")? };
         let old = h.0.join()??;
         if !result.is_null() {
             // SAFETY: result points to one writable value of the type.
-            unsafe { bytes_mut(result, t.size()) }.copy_from_slice(&old.to_le_bytes()[..t.size()]);
+            unsafe { store_old(result, h.1, old) };
         }
         Ok(())
     })

@@ -35,7 +35,8 @@ pub unsafe extern "C" fn pgas_comm_diags_get(out: *mut PgasCommDiags) -> c_int {
         non_null(out, "out (pgas_comm_diags_t)")?;
         let c = rt()?.comm_diagnostics()?;
         // SAFETY: out is non-null and, by the caller's contract, points to a
-        // writable pgas_comm_diags_t, which has CommCounts' repr(C) layout.
+        // writable pgas_comm_diags_t, which has CommCounts' repr(C) layout
+        // (written unaligned: C's struct may be packed differently in memory).
         unsafe { out.write_unaligned(c) };
         Ok(())
     })

@@ -10,11 +10,9 @@ use super::common::*;
 #[no_mangle]
 pub unsafe extern "C" fn pgas_alloc(size: usize, out: *mut *mut c_void) -> c_int {
     ffi(|| {
-        non_null(out, "out")?;
-        let rt = rt()?;
-        let p = rt.alloc::<u8>(size)?;
-        // SAFETY: out is a non-null pointer to a pointer slot (header contract).
-        unsafe { *out = p.addr() as *mut c_void };
+        // SAFETY: out is a pointer slot (header contract).
+        let out = unsafe { self::out(out, "out")? };
+        out.set(rt()?.alloc::<u8>(size)?.addr() as *mut c_void);
         Ok(())
     })
 }
@@ -58,13 +56,7 @@ pub unsafe extern "C" fn pgas_broadcast(buf: *mut c_void, len: usize) -> c_int {
         // SAFETY: buf holds len bytes (header contract).
         let b = unsafe { bytes_mut(buf, len) };
         let v = rt.broadcast_part(b, Ok(()))?;
-        if v.len() != len {
-            return Err(Error::InvalidLength {
-                what: "broadcast",
-                len: len as u64,
-                reason: format!("locale 0 broadcast {} bytes", v.len()),
-            });
-        }
+        received("broadcast", len, v.len(), "locale 0")?;
         b.copy_from_slice(&v);
         Ok(())
     })
@@ -104,15 +96,11 @@ fn address_on(
     locale: i32,
     on: impl FnOnce(&Runtime, u64, Locale) -> Result<GlobalAddr>,
 ) -> *mut c_void {
-    let r = (|| -> Result<*mut c_void> {
+    ffi_ptr(|| {
         let rt = rt()?;
         let l = self::locale(rt, locale)?;
         non_null(local, "local address")?;
         Ok(on(rt, local as u64, l)?.addr as *mut c_void)
-    })();
-    r.unwrap_or_else(|e| {
-        set_last_error(e.to_string());
-        std::ptr::null_mut()
     })
 }
 

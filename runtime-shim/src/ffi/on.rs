@@ -23,26 +23,28 @@ pub unsafe extern "C" fn pgas_on_reply(
     len: usize,
 ) -> c_int {
     ffi(|| {
-        non_null(ctx, "ctx")?;
         // SAFETY: a live context passed to the body (header contract).
-        let c = unsafe { &mut *ctx };
+        let c = unsafe { handle(ctx, "ctx")? };
+        // SAFETY: data holds len readable bytes (header contract).
+        let data = unsafe { args(data, len, "data")? };
         c.reply.clear();
-        if len > 0 {
-            non_null(data, "data")?;
-            // SAFETY: data holds len readable bytes.
-            c.reply.extend_from_slice(unsafe { bytes(data, len) });
-        }
+        c.reply.extend_from_slice(data);
         Ok(())
     })
 }
 
-fn args<'a>(arg: *const c_void, len: usize) -> Result<&'a [u8]> {
+/// The `len` bytes at `p` (the pointer named `what`), which may be null
+/// when `len` is 0.
+///
+/// # Safety
+/// `p..p+len` must be readable for `'a` (the C caller's obligation).
+unsafe fn args<'a>(p: *const c_void, len: usize, what: &'static str) -> Result<&'a [u8]> {
     if len == 0 {
         return Ok(&[]);
     }
-    non_null(arg, "arg")?;
-    // SAFETY: arg holds len readable bytes (header contract).
-    Ok(unsafe { bytes(arg, len) })
+    non_null(p, what)?;
+    // SAFETY: forwarded from the caller.
+    Ok(unsafe { bytes(p, len) })
 }
 
 fn deliver(reply: Vec<u8>, buf: *mut c_void, cap: usize, len: *mut usize) -> Result<()> {
@@ -65,6 +67,24 @@ fn deliver(reply: Vec<u8>, buf: *mut c_void, cap: usize, len: *mut usize) -> Res
     Ok(())
 }
 
+/// The checked arguments of an on-statement entry: the runtime, the target
+/// locale, the body's id and its argument bytes.
+///
+/// # Safety
+/// `arg` holds `arg_len` readable bytes (header contract).
+unsafe fn on_args<'a>(
+    locale: i32,
+    fid: u64,
+    arg: *const c_void,
+    arg_len: usize,
+) -> Result<(&'static Runtime, Locale, amhandler::FnId, &'a [u8])> {
+    let rt = rt()?;
+    let l = self::locale(rt, locale)?;
+    // SAFETY: forwarded from the caller.
+    let a = unsafe { args(arg, arg_len, "arg")? };
+    Ok((rt, l, amhandler::FnId(fid), a))
+}
+
 /// Blocking on-statement: runs body `fid` on `locale`; its reply (if any)
 /// is copied to `reply` (`*reply_len` gets its length; a reply longer than
 /// `reply_cap` is `PGAS_ERR_LENGTH`).
@@ -79,10 +99,9 @@ pub unsafe extern "C" fn pgas_execute_on(
     reply_len: *mut usize,
 ) -> c_int {
     ffi(|| {
-        let rt = rt()?;
-        let l = self::locale(rt, locale)?;
-        let r = rt.on(l, amhandler::FnId(fid), args(arg, arg_len)?)?;
-        deliver(r, reply, reply_cap, reply_len)
+        // SAFETY: header contract on arg.
+        let (rt, l, f, a) = unsafe { on_args(locale, fid, arg, arg_len)? };
+        deliver(rt.on(l, f, a)?, reply, reply_cap, reply_len)
     })
 }
 
@@ -95,9 +114,9 @@ pub unsafe extern "C" fn pgas_execute_on_nb(
     arg_len: usize,
 ) -> c_int {
     ffi(|| {
-        let rt = rt()?;
-        let l = self::locale(rt, locale)?;
-        rt.on_nb(l, amhandler::FnId(fid), args(arg, arg_len)?)
+        // SAFETY: header contract on arg.
+        let (rt, l, f, a) = unsafe { on_args(locale, fid, arg, arg_len)? };
+        rt.on_nb(l, f, a)
     })
 }
 
@@ -113,10 +132,9 @@ pub unsafe extern "C" fn pgas_execute_on_fast(
     reply_len: *mut usize,
 ) -> c_int {
     ffi(|| {
-        let rt = rt()?;
-        let l = self::locale(rt, locale)?;
-        let r = rt.on_fast(l, amhandler::FnId(fid), args(arg, arg_len)?)?;
-        deliver(r, reply, reply_cap, reply_len)
+        // SAFETY: header contract on arg.
+        let (rt, l, f, a) = unsafe { on_args(locale, fid, arg, arg_len)? };
+        deliver(rt.on_fast(l, f, a)?, reply, reply_cap, reply_len)
     })
 }
 
@@ -129,8 +147,8 @@ pub unsafe extern "C" fn pgas_execute_on_fast_nb(
     arg_len: usize,
 ) -> c_int {
     ffi(|| {
-        let rt = rt()?;
-        let l = self::locale(rt, locale)?;
-        rt.on_fast_nb(l, amhandler::FnId(fid), args(arg, arg_len)?)
+        // SAFETY: header contract on arg.
+        let (rt, l, f, a) = unsafe { on_args(locale, fid, arg, arg_len)? };
+        rt.on_fast_nb(l, f, a)
     })
 }

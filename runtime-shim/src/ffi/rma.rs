@@ -13,12 +13,8 @@ pub unsafe extern "C" fn pgas_put(
     len: usize,
 ) -> c_int {
     ffi(|| {
-        let rt = rt()?;
-        let to = remote(rt, locale, raddr)?;
-        non_null(src, "src")?;
-        length(rt, len, "PUT")?;
         // SAFETY: src holds len readable bytes (header contract).
-        let s = unsafe { bytes(src, len) };
+        let (rt, to, s) = unsafe { put_args(locale, raddr, src, len, "PUT")? };
         rt.put(GlobalPtr::<u8>::from_addr(to), s)
     })
 }
@@ -32,10 +28,7 @@ pub unsafe extern "C" fn pgas_get(
     len: usize,
 ) -> c_int {
     ffi(|| {
-        let rt = rt()?;
-        let from = remote(rt, locale, raddr)?;
-        non_null(dst, "dst")?;
-        length(rt, len, "GET")?;
+        let (rt, from) = get_args(dst, locale, raddr, len, "GET")?;
         // SAFETY: dst holds len writable bytes (header contract).
         let d = unsafe { bytes_mut(dst, len) };
         rt.get(d, GlobalPtr::<u8>::from_addr(from))
@@ -52,19 +45,15 @@ pub unsafe extern "C" fn pgas_put_nb(
     handle: *mut *mut PgasHandle,
 ) -> c_int {
     ffi(|| {
-        non_null(handle, "handle")?;
-        let rt = rt()?;
-        let to = remote(rt, locale, raddr)?;
-        non_null(src, "src")?;
-        length(rt, len, "PUT")?;
-        rt.check_open()?;
+        // SAFETY: handle is a handle slot (header contract).
+        let handle = unsafe { out(handle, "handle")? };
         // SAFETY: src stays readable until the handle completes (header contract).
-        let s: &'static [u8] = unsafe { bytes(src, len) };
+        let (rt, to, s): (_, _, &'static [u8]) =
+            unsafe { put_args(locale, raddr, src, len, "PUT")? };
         // SAFETY: the C caller keeps src unchanged until pgas_wait /
         // pgas_wait_any released the handle (header contract).
         let h = RawNb(unsafe { rt.comm().put_nb(to, s)? });
-        // SAFETY: handle is a non-null pointer to a handle slot.
-        unsafe { *handle = Box::into_raw(Box::new(PgasHandle(h))) };
+        handle.set_handle(PgasHandle(h));
         Ok(())
     })
 }
@@ -79,19 +68,15 @@ pub unsafe extern "C" fn pgas_get_nb(
     handle: *mut *mut PgasHandle,
 ) -> c_int {
     ffi(|| {
-        non_null(handle, "handle")?;
-        let rt = rt()?;
-        let from = remote(rt, locale, raddr)?;
-        non_null(dst, "dst")?;
-        length(rt, len, "GET")?;
-        rt.check_open()?;
+        // SAFETY: handle is a handle slot (header contract).
+        let handle = unsafe { out(handle, "handle")? };
+        let (rt, from) = get_args(dst, locale, raddr, len, "GET")?;
         // SAFETY: dst stays writable and untouched until the handle completes.
         let d: &'static mut [u8] = unsafe { bytes_mut(dst, len) };
         // SAFETY: the C caller leaves dst alone until pgas_wait /
         // pgas_wait_any released the handle (header contract).
         let h = RawNb(unsafe { rt.comm().get_nb(d, from)? });
-        // SAFETY: as in pgas_put_nb.
-        unsafe { *handle = Box::into_raw(Box::new(PgasHandle(h))) };
+        handle.set_handle(PgasHandle(h));
         Ok(())
     })
 }
@@ -101,13 +86,11 @@ pub unsafe extern "C" fn pgas_get_nb(
 #[no_mangle]
 pub unsafe extern "C" fn pgas_test(handle: *mut PgasHandle, done: *mut c_int) -> c_int {
     ffi(|| {
-        non_null(handle, "handle")?;
-        non_null(done, "done")?;
         // SAFETY: a live handle from pgas_put_nb / pgas_get_nb (header contract).
-        let h = unsafe { &mut *handle };
-        let d = h.0.test()?;
-        // SAFETY: done is a non-null int pointer.
-        unsafe { *done = d as c_int };
+        let h = unsafe { self::handle(handle, "handle")? };
+        // SAFETY: done is an int slot (header contract).
+        let done = unsafe { out(done, "done")? };
+        done.set(h.0.test()? as c_int);
         Ok(())
     })
 }
@@ -116,9 +99,8 @@ pub unsafe extern "C" fn pgas_test(handle: *mut PgasHandle, done: *mut c_int) ->
 #[no_mangle]
 pub unsafe extern "C" fn pgas_wait(handle: *mut PgasHandle) -> c_int {
     ffi(|| {
-        non_null(handle, "handle")?;
         // SAFETY: a live handle, given back to us for good (header contract).
-        let h = unsafe { Box::from_raw(handle) };
+        let h = unsafe { take_handle(handle, "handle")? };
         Ok(h.0 .0.wait()?)
     })
 }
@@ -133,7 +115,8 @@ pub unsafe extern "C" fn pgas_wait_any(
 ) -> c_int {
     ffi(|| {
         non_null(handles, "handles")?;
-        non_null(index, "index")?;
+        // SAFETY: index is a size_t slot (header contract).
+        let index = unsafe { out(index, "index")? };
         let rt = rt()?;
         // SAFETY: handles has n entries (header contract).
         let hs = unsafe { std::slice::from_raw_parts_mut(handles, n) };
@@ -156,10 +139,9 @@ pub unsafe extern "C" fn pgas_wait_any(
         let i = live[rt.wait_any(&mut pending)?];
         drop(pending);
         // SAFETY: entry i is a live handle, released here for good.
-        let h = unsafe { Box::from_raw(hs[i]) };
+        let h = unsafe { take_handle(hs[i], "handle")? };
         hs[i] = std::ptr::null_mut();
-        // SAFETY: index is a non-null size_t pointer.
-        unsafe { *index = i };
+        index.set(i);
         Ok(h.0 .0.wait()?)
     })
 }
@@ -202,7 +184,9 @@ unsafe fn stride_spec<'a>(
     }
 }
 
-fn nonzero_counts(count: &[usize]) -> Result<()> {
+/// The bytes the local side of a strided transfer spans (every count
+/// non-zero).
+fn local_extent(count: &[usize], strides: &[usize]) -> Result<usize> {
     if let Some(i) = count.iter().position(|c| *c == 0) {
         return Err(Error::InvalidLength {
             what: "strided transfer count",
@@ -210,7 +194,7 @@ fn nonzero_counts(count: &[usize]) -> Result<()> {
             reason: format!("count[{i}] is zero (skip the call instead)"),
         });
     }
-    Ok(())
+    crate::strided::extent(1, count, strides)
 }
 
 /// Strided PUT, in bytes: `count[0]` contiguous bytes per chunk, `count[i]`
@@ -232,11 +216,9 @@ pub unsafe extern "C" fn pgas_put_strided(
         non_null(src, "src")?;
         // SAFETY: header contract on the arrays.
         let (count, rs, ls) = unsafe { stride_spec(count, rstrides, lstrides, levels)? };
-        nonzero_counts(count)?;
-        let ext = crate::strided::extent(1, count, ls)?;
-        length(rt, ext, "strided PUT source extent")?;
+        let ext = local_extent(count, ls)?;
         // SAFETY: the local side spans ext readable bytes (header contract).
-        let s = unsafe { bytes(src, ext) };
+        let s = unsafe { src_bytes(rt, src, "src", ext, "strided PUT source extent")? };
         rt.put_strided(GlobalPtr::<u8>::from_addr(to), rs, s, ls, count)
     })
 }
@@ -258,11 +240,9 @@ pub unsafe extern "C" fn pgas_get_strided(
         non_null(dst, "dst")?;
         // SAFETY: header contract on the arrays.
         let (count, ls, rs) = unsafe { stride_spec(count, lstrides, rstrides, levels)? };
-        nonzero_counts(count)?;
-        let ext = crate::strided::extent(1, count, ls)?;
-        length(rt, ext, "strided GET destination extent")?;
+        let ext = local_extent(count, ls)?;
         // SAFETY: the local side spans ext writable bytes (header contract).
-        let d = unsafe { bytes_mut(dst, ext) };
+        let d = unsafe { dst_bytes(rt, dst, "dst", ext, "strided GET destination extent")? };
         rt.get_strided(d, ls, GlobalPtr::<u8>::from_addr(from), rs, count)
     })
 }
@@ -277,12 +257,8 @@ pub unsafe extern "C" fn pgas_put_unordered(
     len: usize,
 ) -> c_int {
     ffi(|| {
-        let rt = rt()?;
-        let to = remote(rt, locale, raddr)?;
-        non_null(src, "src")?;
-        length(rt, len, "unordered PUT")?;
         // SAFETY: src holds len readable bytes (header contract).
-        let s = unsafe { bytes(src, len) };
+        let (rt, to, s) = unsafe { put_args(locale, raddr, src, len, "unordered PUT")? };
         rt.put_unordered(GlobalPtr::<u8>::from_addr(to), s)
     })
 }
@@ -296,10 +272,7 @@ pub unsafe extern "C" fn pgas_get_unordered(
     len: usize,
 ) -> c_int {
     ffi(|| {
-        let rt = rt()?;
-        let from = remote(rt, locale, raddr)?;
-        non_null(dst, "dst")?;
-        length(rt, len, "unordered GET")?;
+        let (rt, from) = get_args(dst, locale, raddr, len, "unordered GET")?;
         rt.get_unordered(
             GlobalPtr::<u8>::new(rt.here(), dst as u64),
             GlobalPtr::<u8>::from_addr(from),

@@ -6,13 +6,7 @@
 use super::common::*;
 
 fn cmp_code(c: c_int) -> Result<crate::p2p::Cmp> {
-    usize::try_from(c)
-        .ok()
-        .and_then(|i| crate::p2p::Cmp::ALL.get(i).copied())
-        .ok_or(Error::BadCode {
-            what: "comparison",
-            code: c as i64,
-        })
+    by_code(&crate::p2p::Cmp::ALL, c, "comparison")
 }
 
 fn local_ptr<T: crate::pod::Atom>(rt: &Runtime, addr: *mut c_void) -> Result<GlobalPtr<T>> {
@@ -94,11 +88,9 @@ pub unsafe extern "C" fn pgas_put_signal(
     value: u64,
 ) -> c_int {
     ffi(|| {
-        let rt = rt()?;
-        let to = remote(rt, locale, raddr)?;
+        // SAFETY: src holds len readable bytes (header contract).
+        let (rt, to, s) = unsafe { put_args(locale, raddr, src, len, "PUT")? };
         let sig = remote(rt, locale, sig_raddr)?;
-        non_null(src, "src")?;
-        length(rt, len, "PUT")?;
         let op = match sig_op {
             0 => crate::p2p::SignalOp::Set,
             1 => crate::p2p::SignalOp::Add,
@@ -109,8 +101,6 @@ pub unsafe extern "C" fn pgas_put_signal(
                 })
             }
         };
-        // SAFETY: src holds len readable bytes (header contract).
-        let s = unsafe { bytes(src, len) };
         rt.put_with_signal(
             GlobalPtr::<u8>::from_addr(to),
             s,
@@ -138,14 +128,7 @@ pub extern "C" fn pgas_fence() -> c_int {
 /// was ready (or not on a worker), or a negative PGAS_ERR_* code.
 #[no_mangle]
 pub extern "C" fn pgas_yield() -> c_int {
-    match rt() {
-        Ok(rt) => rt.yield_now() as c_int,
-        Err(e) => {
-            let c = e.code();
-            set_last_error(e.to_string());
-            c
-        }
-    }
+    ffi(|| Ok(rt()?.yield_now()))
 }
 
 /// Makes the 8-byte word at `word` (this locale's heap) a free MCS lock.
@@ -168,11 +151,10 @@ pub unsafe extern "C" fn pgas_lock_acquire(
 ) -> c_int {
     ffi(|| {
         let rt = rt()?;
-        non_null(token, "token")?;
+        // SAFETY: token is a uint64_t slot (header contract).
+        let token = unsafe { out(token, "token")? };
         let at = remote(rt, locale, word)?;
-        let t = rt.lock_raw(crate::lock::GlobalLock::at(GlobalPtr::from_addr(at)))?;
-        // SAFETY: token is a non-null uint64_t pointer.
-        unsafe { *token = t };
+        token.set(rt.lock_raw(crate::lock::GlobalLock::at(GlobalPtr::from_addr(at)))?);
         Ok(())
     })
 }

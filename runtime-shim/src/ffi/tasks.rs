@@ -23,16 +23,7 @@ pub extern "C" fn pgas_task_end() -> c_int {
 /// correct, only slower), or a negative error.
 #[no_mangle]
 pub extern "C" fn pgas_bind_thread() -> c_int {
-    let mut bound = false;
-    let r = ffi(|| {
-        bound = rt()?.bind_thread()?;
-        Ok(())
-    });
-    if r < 0 {
-        r
-    } else {
-        bound as c_int
-    }
+    ffi(|| rt()?.bind_thread())
 }
 
 /// Gives back the context of `pgas_bind_thread` (a boundary: the thread's
@@ -75,9 +66,9 @@ pub unsafe extern "C" fn pgas_begin(
         if task.is_null() {
             return rt.begin(move || t.run());
         }
-        let h = rt.spawn(move || t.run())?;
-        // SAFETY: task is a non-null pointer to a task slot.
-        unsafe { *task = Box::into_raw(Box::new(PgasTask(h))) };
+        // SAFETY: task is a task slot (header contract).
+        let task = unsafe { out(task, "task")? };
+        task.set_handle(PgasTask(rt.spawn(move || t.run())?));
         Ok(())
     })
 }
@@ -86,9 +77,7 @@ pub unsafe extern "C" fn pgas_begin(
 #[no_mangle]
 pub unsafe extern "C" fn pgas_task_wait(task: *mut PgasTask) -> c_int {
     ffi(|| {
-        non_null(task, "task")?;
         // SAFETY: a live task handle, given back for good (header contract).
-        let t = unsafe { Box::from_raw(task) };
-        t.0.join()
+        unsafe { take_handle(task, "task")? }.0.join()
     })
 }

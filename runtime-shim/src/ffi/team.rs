@@ -29,62 +29,39 @@ fn team_rank(t: &crate::team::Team, r: c_int) -> Result<usize> {
 }
 
 fn reduce_op(o: c_int) -> Result<crate::team::ReduceOp> {
-    usize::try_from(o)
-        .ok()
-        .and_then(|i| crate::team::ReduceOp::ALL.get(i).copied())
-        .ok_or(Error::BadCode {
-            what: "reduction op",
-            code: o as i64,
-        })
+    by_code(&crate::team::ReduceOp::ALL, o, "reduction op")
 }
 
 /// The world team (every locale, rank = locale); never destroyed. NULL if
 /// the runtime is not initialized (see pgas_last_error).
 #[no_mangle]
 pub extern "C" fn pgas_team_world() -> *mut PgasTeam {
-    match rt() {
-        Ok(rt) => *WORLD_TEAM
+    ffi_ptr(|| {
+        let rt = rt()?;
+        Ok(*WORLD_TEAM
             .get_or_init(|| Box::into_raw(Box::new(PgasTeam(rt.world().clone()))) as usize)
-            as *mut PgasTeam,
-        Err(e) => {
-            set_last_error(e.to_string());
-            std::ptr::null_mut()
-        }
-    }
+            as *mut PgasTeam)
+    })
 }
 
 /// This locale's rank in `t` (negative error code on bad input).
 #[no_mangle]
 pub unsafe extern "C" fn pgas_team_rank(t: *mut PgasTeam) -> c_int {
-    match team(t) {
-        Ok(t) => t.rank() as c_int,
-        Err(e) => {
-            let c = e.code();
-            set_last_error(e.to_string());
-            c
-        }
-    }
+    ffi(|| Ok(team(t)?.rank()))
 }
 
 /// Number of members of `t` (negative error code on bad input).
 #[no_mangle]
 pub unsafe extern "C" fn pgas_team_size(t: *mut PgasTeam) -> c_int {
-    match team(t) {
-        Ok(t) => t.size() as c_int,
-        Err(e) => {
-            let c = e.code();
-            set_last_error(e.to_string());
-            c
-        }
-    }
+    ffi(|| Ok(team(t)?.size()))
 }
 
-fn split_out(out: *mut *mut PgasTeam, t: Option<crate::team::Team>) {
-    let p = t.map_or(std::ptr::null_mut(), |t| {
-        Box::into_raw(Box::new(PgasTeam(t)))
-    });
-    // SAFETY: out is a non-null pointer to a team slot (checked by callers).
-    unsafe { *out = p };
+/// A new team handle in `out`, or NULL for a member left out of the split.
+fn split_out(out: Out<*mut PgasTeam>, t: Option<crate::team::Team>) {
+    match t {
+        Some(t) => out.set_handle(PgasTeam(t)),
+        None => out.set(std::ptr::null_mut()),
+    }
 }
 
 /// Collective over `parent`: ranks start, start+stride, ... (size of them)
@@ -98,19 +75,13 @@ pub unsafe extern "C" fn pgas_team_split_strided(
     out: *mut *mut PgasTeam,
 ) -> c_int {
     ffi(|| {
-        non_null(out, "out")?;
+        // SAFETY: out is a team slot (header contract).
+        let out = unsafe { self::out(out, "out")? };
         let t = team(parent)?;
-        let u = |v: c_int, what: &'static str| {
-            usize::try_from(v).map_err(|_| Error::InvalidLength {
-                what,
-                len: v as i64 as u64,
-                reason: "negative".into(),
-            })
-        };
         let new = t.split_strided(
-            u(start, "team start")?,
-            u(stride, "team stride")?,
-            u(size, "team size")?,
+            non_negative(start, "team start")?,
+            non_negative(stride, "team stride")?,
+            non_negative(size, "team size")?,
         )?;
         split_out(out, new);
         Ok(())
@@ -127,7 +98,8 @@ pub unsafe extern "C" fn pgas_team_split_color(
     out: *mut *mut PgasTeam,
 ) -> c_int {
     ffi(|| {
-        non_null(out, "out")?;
+        // SAFETY: out is a team slot (header contract).
+        let out = unsafe { self::out(out, "out")? };
         let t = team(parent)?;
         let new = t.split_color(u32::try_from(color).ok(), key)?;
         split_out(out, new);
@@ -145,7 +117,7 @@ pub unsafe extern "C" fn pgas_team_destroy(t: *mut PgasTeam) -> c_int {
             return Err(Error::State("the world team cannot be destroyed".into()));
         }
         // SAFETY: a live split team handle, given back for good (header contract).
-        drop(unsafe { Box::from_raw(t) });
+        drop(unsafe { take_handle(t, "team")? });
         Ok(())
     })
 }
@@ -168,19 +140,11 @@ pub unsafe extern "C" fn pgas_team_broadcast(
     ffi(|| {
         let t = team(t)?;
         let root = team_rank(t, root)?;
-        non_null(buf, "buf")?;
-        length(rt()?, len, "broadcast")?;
         // SAFETY: buf holds len bytes, ours for the call (header contract).
-        let b = unsafe { bytes_mut(buf, len) };
+        let b = unsafe { dst_bytes(rt()?, buf, "buf", len, "broadcast")? };
         let mine: &[u8] = if t.rank() == root { b } else { &[] };
         let got = t.broadcast(root, mine)?;
-        if got.len() != len {
-            return Err(Error::InvalidLength {
-                what: "broadcast",
-                len: len as u64,
-                reason: format!("the root sent {} bytes", got.len()),
-            });
-        }
+        received("broadcast", len, got.len(), "the root")?;
         b.copy_from_slice(&got);
         Ok(())
     })
@@ -194,16 +158,11 @@ fn typed_reduce<T: crate::team::Reduce>(
     dst: *mut c_void,
     count: usize,
 ) -> Result<()> {
-    let bytes_len = count
-        .checked_mul(std::mem::size_of::<T>())
-        .ok_or(Error::InvalidLength {
-            what: "reduction count",
-            len: count as u64,
-            reason: "count times element size overflows".into(),
-        })?;
-    length(rt()?, bytes_len, "reduction")?;
+    let bytes_len = times(count, std::mem::size_of::<T>(), "reduction count")?;
     // SAFETY: src holds count elements of T (header contract); read as bytes.
-    let input: Vec<T> = crate::pod::vec_from_bytes(unsafe { bytes(src, bytes_len) });
+    let input: Vec<T> = crate::pod::vec_from_bytes(unsafe {
+        src_bytes(rt()?, src, "src", bytes_len, "reduction")?
+    });
     let out = match root {
         Some(r) => t.reduce(r, &input, op)?,
         None => Some(t.allreduce(&input, op)?),
@@ -230,7 +189,6 @@ pub unsafe extern "C" fn pgas_team_reduce(
     ffi(|| {
         let t = team(t)?;
         let root = team_rank(t, root)?;
-        non_null(src, "src")?;
         if t.rank() == root {
             non_null(dst, "dst")?;
         }
@@ -251,7 +209,6 @@ pub unsafe extern "C" fn pgas_team_allreduce(
 ) -> c_int {
     ffi(|| {
         let t = team(t)?;
-        non_null(src, "src")?;
         non_null(dst, "dst")?;
         let op = reduce_op(op)?;
         by_type!(r#type, typed_reduce, t, None, op, src, dst, count)
@@ -269,11 +226,9 @@ pub unsafe extern "C" fn pgas_team_fcollect(
 ) -> c_int {
     ffi(|| {
         let t = team(t)?;
-        non_null(src, "src")?;
         non_null(dst, "dst")?;
-        length(rt()?, len, "fcollect")?;
         // SAFETY: src holds len bytes (header contract).
-        let got = t.fcollect(unsafe { bytes(src, len) })?;
+        let got = t.fcollect(unsafe { src_bytes(rt()?, src, "src", len, "fcollect")? })?;
         // SAFETY: dst holds size * len bytes (header contract).
         unsafe { bytes_mut(dst, got.len()) }.copy_from_slice(&got);
         Ok(())
@@ -291,16 +246,10 @@ pub unsafe extern "C" fn pgas_team_alltoall(
 ) -> c_int {
     ffi(|| {
         let t = team(t)?;
-        non_null(src, "src")?;
         non_null(dst, "dst")?;
-        let total = block.checked_mul(t.size()).ok_or(Error::InvalidLength {
-            what: "alltoall block",
-            len: block as u64,
-            reason: "block times team size overflows".into(),
-        })?;
-        length(rt()?, total, "alltoall")?;
+        let total = times(block, t.size(), "alltoall block")?;
         // SAFETY: src and dst hold size * block bytes (header contract).
-        let got = t.alltoall(unsafe { bytes(src, total) })?;
+        let got = t.alltoall(unsafe { src_bytes(rt()?, src, "src", total, "alltoall")? })?;
         // SAFETY: as above.
         unsafe { bytes_mut(dst, total) }.copy_from_slice(&got);
         Ok(())
