@@ -350,7 +350,11 @@ pub unsafe extern "C" fn _gfortran_caf_sendget(
         Ok(p) => p,
         Err(e) => return failed(c, &out, GET, src_image_index, from.locale, e),
     };
-    let packed = section::convert_packed(&packed, se, de, n);
+    let packed = if se == de && m == n {
+        packed
+    } else {
+        section::convert_packed(&packed, se, de, n)
+    };
     match remote::put_packed(c, to.locale, to.origin, &to.section, &packed) {
         Ok(()) => out.ok(),
         Err(e) => failed(c, &out, SEND, dst_image_index, to.locale, e),
