@@ -122,15 +122,22 @@ pub unsafe fn unpack(s: &Shape, bytes: &[u8]) {
 /// The collectives' `stat=` / `errmsg=`. gfortran 12 passes a local
 /// fixed-length ERRMSG= variable of a collective *by value* (its bytes on
 /// the stack, `-fdump-tree-original` shows `msg` where other statements
-/// have `&msg`): the `errmsg` argument then holds the next integer argument
-/// (the length, or `a_len`), never an address the program can see. No
-/// object lives in the first page, so such a value is taken as "no
-/// errmsg" (the message is lost; `stat=` still works).
-fn stat_out(stat: *mut c_int, errmsg: *mut c_char, errmsg_len: usize) -> StatOut {
-    if (errmsg as usize) < 4096 {
-        return StatOut::new(stat, std::ptr::null_mut(), 0);
+/// have `&msg`): the integer arguments after it move up one register, so
+/// the `errmsg` argument holds the next one (the length for co_sum and
+/// co_broadcast, `a_len` for co_min / co_max / co_reduce, whose own `a_len`
+/// argument then holds something else), never an address. No object lives
+/// in the first page, so a value there other than null is taken as that:
+/// no errmsg (the message is lost; `stat=` still works), and the value is
+/// returned as the real `a_len`.
+fn stat_out(stat: *mut c_int, errmsg: *mut c_char, errmsg_len: usize) -> (StatOut, Option<c_int>) {
+    let p = errmsg as usize;
+    if p != 0 && p < 4096 {
+        return (
+            StatOut::new(stat, std::ptr::null_mut(), 0),
+            Some(p as c_int),
+        );
     }
-    StatOut::new(stat, errmsg, errmsg_len)
+    (StatOut::new(stat, errmsg, errmsg_len), None)
 }
 
 /// Checks, before a collective, that no image of the team has stopped or
@@ -192,7 +199,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_broadcast(
     errmsg_len: usize,
 ) {
     const WHAT: &str = "CO_BROADCAST";
-    let out = stat_out(stat, errmsg, errmsg_len);
+    let (out, _) = stat_out(stat, errmsg, errmsg_len);
     let c = Caf::get();
     let team = c.current();
     let root = match root_rank(&team, source_image, "SOURCE_IMAGE") {
@@ -601,7 +608,7 @@ pub unsafe extern "C" fn _gfortran_caf_co_sum(
     errmsg: *mut c_char,
     errmsg_len: usize,
 ) {
-    let out = stat_out(stat, errmsg, errmsg_len);
+    let (out, _) = stat_out(stat, errmsg, errmsg_len);
     // SAFETY: caller.
     unsafe { reduce_entry(a, result_image, out, Op::Sum, 0) }
 }
@@ -620,9 +627,9 @@ pub unsafe extern "C" fn _gfortran_caf_co_min(
     a_len: c_int,
     errmsg_len: usize,
 ) {
-    let out = stat_out(stat, errmsg, errmsg_len);
+    let (out, shifted) = stat_out(stat, errmsg, errmsg_len);
     // SAFETY: caller.
-    unsafe { reduce_entry(a, result_image, out, Op::Min, a_len) }
+    unsafe { reduce_entry(a, result_image, out, Op::Min, shifted.unwrap_or(a_len)) }
 }
 
 /// `_gfortran_caf_co_max` (`a_len` as for co_min).
@@ -638,9 +645,9 @@ pub unsafe extern "C" fn _gfortran_caf_co_max(
     a_len: c_int,
     errmsg_len: usize,
 ) {
-    let out = stat_out(stat, errmsg, errmsg_len);
+    let (out, shifted) = stat_out(stat, errmsg, errmsg_len);
     // SAFETY: caller.
-    unsafe { reduce_entry(a, result_image, out, Op::Max, a_len) }
+    unsafe { reduce_entry(a, result_image, out, Op::Max, shifted.unwrap_or(a_len)) }
 }
 
 /// `_gfortran_caf_co_reduce`: `opr` is the program's OPERATION, compiled
@@ -662,7 +669,8 @@ pub unsafe extern "C" fn _gfortran_caf_co_reduce(
     a_len: c_int,
     errmsg_len: usize,
 ) {
-    let out = stat_out(stat, errmsg, errmsg_len);
+    let (out, shifted) = stat_out(stat, errmsg, errmsg_len);
+    let a_len = shifted.unwrap_or(a_len);
     if opr.is_null() {
         return out.fail(STAT_ERROR, "CO_REDUCE", "OPERATION is a null procedure");
     }

@@ -19,6 +19,7 @@ program co_kinds
   integer :: a3(4, 3, 5), expect3(4, 3, 5), i, j, k
   logical :: l(2)
   integer :: me, np, s, src
+  character(len=30) :: msg
   me = this_image()
   np = num_images()
   src = min(2, np)
@@ -49,6 +50,16 @@ program co_kinds
   if (c1 /= 'c' // achar(48 + np / 10) // achar(48 + mod(np, 10))) call fail('co_max character')
   write (c1, '(a,i2.2)') 'c', me; call co_min(c1)
   if (c1 /= 'c01') call fail('co_min character')
+  ! A local ERRMSG= variable: gfortran 12 passes it by value, which shifts
+  ! the character length into the errmsg argument.
+  write (c1, '(a,i2.2)') 'c', me; call co_min(c1, stat=s, errmsg=msg)
+  if (s /= 0 .or. c1 /= 'c01') call fail('co_min character with errmsg=')
+  ! Code units 1ff and 2xx: byte order (little-endian) and code-unit
+  ! order disagree, so a wrong kind shows.
+  c4 = char(merge(int(z'1ff'), int(z'200') + me, me == 1), ucs4) // ucs4_'x'
+  call co_max(c4, stat=s, errmsg=msg)
+  if (s /= 0 .or. c4 /= char(merge(int(z'1ff'), int(z'200') + np, np == 1), ucs4) // ucs4_'x') &
+    call fail('co_max character(kind=4) with errmsg=')
   c4 = char(int(z'4e00') + me, ucs4) // ucs4_'x'; call co_max(c4)
   if (c4 /= char(int(z'4e00') + np, ucs4) // ucs4_'x') call fail('co_max character(kind=4)')
   c4 = char(int(z'4e00') + me, ucs4) // ucs4_'x'; call co_min(c4)

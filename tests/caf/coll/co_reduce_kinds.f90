@@ -76,7 +76,10 @@ program co_reduce_kinds
   real(ep) :: e, e_want
   real(qp) :: q, q_want
   character(len=4) :: s
-  integer :: me, np, k
+  integer :: me, np, k, st
+  ! A local ERRMSG= (gfortran 12 passes it by value: the library must find
+  ! the character length in the errmsg argument).
+  character(len=20) :: msg
 
   me = this_image()
   np = num_images()
@@ -112,7 +115,8 @@ program co_reduce_kinds
     q_want = q_want - 1.0_qp / 3 * k
   end do
   if (me == 1 .and. q /= q_want) call fail('real(16)')
-  write (s, '(i2.2,i2.2)') me, me; call co_reduce(s, later)
+  write (s, '(i2.2,i2.2)') me, me; call co_reduce(s, later, stat=st, errmsg=msg)
+  if (st /= 0) call fail('character stat')
   if (s /= '01' // s(3:4) .or. s(3:4) /= achar(48 + np / 10) // achar(48 + mod(np, 10))) &
     call fail('character')
 
