@@ -55,6 +55,31 @@ static double pingpong_p(long *flag, long base, int iters)
     return t;
 }
 
+/* As pingpong_p, but PE 1 works 50 us (a busy loop) before each answer:
+ * PE 0's wait outlasts the spinning start of wait_until (reported as the
+ * round trip minus nothing: about 50 us is the floor). */
+static double pingpong_delayed(long *flag, long base, int iters)
+{
+    shmem_barrier_all();
+    double t0 = now_us();
+    for (long i = base + 1; i <= base + iters; i++) {
+        if (me == 0) {
+            shmem_long_p(flag, i, 1);
+            shmem_long_wait_until(flag, SHMEM_CMP_EQ, i);
+        } else {
+            shmem_long_wait_until(flag, SHMEM_CMP_EQ, i);
+            double until = now_us() + 50;
+            while (now_us() < until)
+                ;
+            shmem_long_p(flag, i, 0);
+        }
+    }
+    double t = (now_us() - t0) / iters;
+    if (*flag != base + iters)
+        die_wrong("ping-pong delayed", *flag, base + iters);
+    return t;
+}
+
 /* Ping-pong by an atomic set + test loop. */
 static double pingpong_test(long *flag, long base, int iters)
 {
@@ -177,6 +202,15 @@ int main(int argc, char **argv)
         base_h += iters;
     }
     row("pingpong-p-wait", st, hp, batches);
+    base_s = base_h = 2000000000L;
+    int diters = iters / 10 > 0 ? iters / 10 : 1;
+    for (int b = 0; b < batches; b++) {
+        st[b] = pingpong_delayed(&s_flag, base_s, diters);
+        base_s += diters;
+        hp[b] = pingpong_delayed(h_flag, base_h, diters);
+        base_h += diters;
+    }
+    row("pingpong-50us", st, hp, batches);
     base_s = base_h = 1000000000L;
     for (int b = 0; b < batches; b++) {
         st[b] = pingpong_test(&s_flag, base_s, iters);

@@ -215,6 +215,8 @@ impl Builder {
                 workers,
                 cores: cores.clone(),
                 block_wait: comm.provider().wait == comm_ofi::ofi::WaitMode::Block,
+                spin_waits: comm.hosts().local_count
+                    <= std::thread::available_parallelism().map_or(1, |n| n.get()),
                 locale: comm.here(),
                 poll_window: std::time::Duration::from_micros(comm.config().poll_spin_us),
                 join_runs_queued: cfg.join_runs_queued,

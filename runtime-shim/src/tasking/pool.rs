@@ -64,6 +64,7 @@ pub struct Pool {
     pub(super) threads: Mutex<Vec<JoinHandle<()>>>,
     pub(super) hooks: Arc<dyn Hooks>,
     pub(super) block_wait: bool,
+    pub(super) spin_waits: bool,
     pub(super) poll_window: Duration,
     pub(super) next_id: AtomicU64,
     pub(super) run: AtomicU64,
@@ -96,6 +97,10 @@ pub struct PoolConfig {
     /// Waits sleep a little between checks instead of spinning (providers
     /// whose internal progress thread starves when we spin: `sockets`).
     pub block_wait: bool,
+    /// This locale owns a core (no more locales on its host than cores):
+    /// a thread that is not a worker spins on a wait instead of yielding,
+    /// for up to `SPIN_BUDGET` (`wait.rs`).
+    pub spin_waits: bool,
     /// Thread names are `pgas-worker-<locale>-<i>`.
     pub locale: comm_ofi::Locale,
     /// How long an idle worker keeps polling for requests in the poller's
@@ -143,6 +148,7 @@ impl Pool {
             threads: Mutex::new(Vec::new()),
             hooks,
             block_wait: cfg.block_wait,
+            spin_waits: cfg.spin_waits,
             poll_window: cfg.poll_window,
             next_id: AtomicU64::new(1),
             run: AtomicU64::new(0),

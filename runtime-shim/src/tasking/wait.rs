@@ -36,7 +36,9 @@ impl Pool {
     /// Waits until `done()` holds. A worker runs other ready tasks meanwhile;
     /// any other thread spins, yields (not where waits block), then sleeps
     /// between checks (longer the longer it waits, at most 320 us, or 800 us
-    /// with blocking waits).
+    /// with blocking waits). Where this locale owns a core
+    /// (`PoolConfig::spin_waits`), a thread that is not a worker spins for
+    /// [`SPIN_BUDGET`] instead of yielding ([`idle_step`]).
     pub fn wait_until(&self, done: impl FnMut() -> bool) {
         self.wait_until_or_woken(done, None)
     }
@@ -51,51 +53,142 @@ impl Pool {
         wakers: Option<&Wakers>,
     ) {
         let mut idle = 0u32;
+        let mut naps = 0u32;
+        let spin = self.spin_waits && self.current_worker().is_none();
+        let mut since: Option<std::time::Instant> = None;
         while !done() {
             if self.help() {
                 idle = 0;
+                naps = 0;
+                since = None;
                 continue;
             }
             // What we wait for may be a peer's answer to an operation this
             // thread injected, which may sit in our endpoint until we poll.
             self.hooks.idle_progress();
             idle = idle.saturating_add(1);
-            if idle < 32 {
-                std::hint::spin_loop();
-            } else if idle < 1024 && !self.block_wait {
-                std::thread::yield_now();
+            let waited = if spin && idle >= 32 {
+                since.get_or_insert_with(std::time::Instant::now).elapsed()
             } else {
-                // Backing off (20 us doubling to 320 us) so that a long wait
-                // (a main thread in a barrier while others work) does not
-                // wake tens of thousands of times a second on a shared core.
-                // Where waits block (`sockets`) there are no yields at all:
-                // the provider's internal progress thread spins on our core
-                // after any traffic, and a yield hands it the core for a
-                // whole time slice, while the task we wait for sits behind
-                // it (a task that PUT and forced was joined after ~4 ms, a
-                // scheduler tick, against ~0.2 ms for its operations).
-                let (base, from) = if self.block_wait {
-                    (50, 32)
-                } else {
-                    (20, 1024)
-                };
-                // Doubling from the first sleep.
-                let k = (idle - from).min(4);
-                let nap = Duration::from_micros(base << k);
-                match wakers {
-                    // Registered before the check: an end after the check
-                    // finds us and unparks (the token outlives a late park).
-                    Some(w) if self.current_worker().is_none() => {
-                        w.register();
-                        if done() {
-                            break;
+                Duration::ZERO
+            };
+            match idle_step(idle, naps, waited, self.block_wait, spin) {
+                IdleStep::Spin => std::hint::spin_loop(),
+                IdleStep::Yield => std::thread::yield_now(),
+                IdleStep::Nap(nap) => {
+                    naps += 1;
+                    match wakers {
+                        // Registered before the check: an end after the check
+                        // finds us and unparks (the token outlives a late park).
+                        Some(w) if self.current_worker().is_none() => {
+                            w.register();
+                            if done() {
+                                break;
+                            }
+                            std::thread::park_timeout(nap);
                         }
-                        std::thread::park_timeout(nap);
+                        _ => std::thread::sleep(nap),
                     }
-                    _ => std::thread::sleep(nap),
                 }
             }
         }
+    }
+}
+
+/// How long a thread that is not a worker spins on a wait before it naps,
+/// where this locale owns a core (`PoolConfig::spin_waits`): a flag
+/// ping-pong's answer comes well within it, and the yields it replaces
+/// hand the core to any other runnable thread for a time slice.
+pub const SPIN_BUDGET: Duration = Duration::from_micros(200);
+
+/// What a waiting thread does after its `idle`-th check that found nothing
+/// (`naps` taken so far; `waited`: time since it started spinning, counted
+/// only where it `spins` in place of yields).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum IdleStep {
+    Spin,
+    Yield,
+    Nap(Duration),
+}
+
+/// The waiting ladder: 32 spins; then where this thread `spins` (a
+/// non-worker on a locale that owns a core, not blocking waits) spins until
+/// [`SPIN_BUDGET`] passed, else yields up to the 1024th check (never where
+/// waits `block`); then naps doubling from 20 us to 320 us (50 to 800 us
+/// where waits block), so that a long wait (a main thread in a barrier
+/// while others work) does not wake tens of thousands of times a second on
+/// a shared core. Where waits block (`sockets`) there are no yields at
+/// all: the provider's internal progress thread spins on our core after any
+/// traffic, and a yield hands it the core for a whole time slice, while the
+/// task we wait for sits behind it (a task that PUT and forced was joined
+/// after ~4 ms, a scheduler tick, against ~0.2 ms for its operations).
+pub(super) fn idle_step(
+    idle: u32,
+    naps: u32,
+    waited: Duration,
+    block: bool,
+    spins: bool,
+) -> IdleStep {
+    if idle < 32 {
+        return IdleStep::Spin;
+    }
+    if block {
+        return IdleStep::Nap(Duration::from_micros(50 << naps.min(4)));
+    }
+    if spins {
+        if waited < SPIN_BUDGET {
+            return IdleStep::Spin;
+        }
+    } else if idle < 1024 {
+        return IdleStep::Yield;
+    }
+    IdleStep::Nap(Duration::from_micros(20 << naps.min(4)))
+}
+
+#[cfg(test)]
+mod idle_tests {
+    use super::*;
+
+    #[test]
+    fn the_ladder_spins_yields_then_naps_doubling() {
+        let z = Duration::ZERO;
+        assert_eq!(idle_step(1, 0, z, false, false), IdleStep::Spin);
+        assert_eq!(idle_step(32, 0, z, false, false), IdleStep::Yield);
+        assert_eq!(idle_step(1023, 0, z, false, false), IdleStep::Yield);
+        assert_eq!(
+            idle_step(1024, 0, z, false, false),
+            IdleStep::Nap(Duration::from_micros(20))
+        );
+        assert_eq!(
+            idle_step(1030, 9, z, false, false),
+            IdleStep::Nap(Duration::from_micros(320))
+        );
+    }
+
+    #[test]
+    fn blocking_waits_never_yield() {
+        let z = Duration::ZERO;
+        assert_eq!(idle_step(31, 0, z, true, false), IdleStep::Spin);
+        assert_eq!(
+            idle_step(32, 0, z, true, true),
+            IdleStep::Nap(Duration::from_micros(50))
+        );
+        assert_eq!(
+            idle_step(500, 7, z, true, false),
+            IdleStep::Nap(Duration::from_micros(800))
+        );
+    }
+
+    #[test]
+    fn a_thread_that_owns_a_core_spins_for_the_budget_instead_of_yielding() {
+        let early = SPIN_BUDGET / 2;
+        assert_eq!(idle_step(32, 0, early, false, true), IdleStep::Spin);
+        assert_eq!(idle_step(5000, 0, early, false, true), IdleStep::Spin);
+        assert_eq!(
+            idle_step(40, 0, SPIN_BUDGET, false, true),
+            IdleStep::Nap(Duration::from_micros(20)),
+            "past the budget it naps, however few checks it made"
+        );
     }
 }
 
