@@ -118,7 +118,12 @@ impl Shape {
             first += dm.lbound * dm.stride;
             dims.push((dm.stride * span, dm.extent()));
         }
-        let base = (d.base_addr as *mut u8).wrapping_offset((d.offset + first) * span);
+        // gfortran leaves a scalar's offset unset: its data is at base_addr.
+        let base = if rank == 0 {
+            d.base_addr as *mut u8
+        } else {
+            (d.base_addr as *mut u8).wrapping_offset((d.offset + first) * span)
+        };
         Shape {
             base,
             elem_len,
