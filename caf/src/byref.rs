@@ -201,7 +201,13 @@ fn store(mem: &ImageMem<'_>, at: &Located, buf: &[u8]) -> Result<(), String> {
 /// one is broadcast; more than `n_out`, the first `n_out` are taken, as
 /// OpenCoarrays and GCC's single-image library do for a source longer than
 /// the destination, which OpenCoarrays' own tests rely on).
-fn convert_all(src: &[u8], se: Elem, n_in: usize, de: Elem, n_out: usize) -> Vec<u8> {
+fn convert_all(src: Vec<u8>, se: Elem, n_in: usize, de: Elem, n_out: usize) -> Vec<u8> {
+    if se == de && n_in >= n_out {
+        // Same type, kind and length: the bytes as they are.
+        let mut src = src;
+        src.truncate(n_out * de.len);
+        return src;
+    }
     let mut out = vec![0u8; n_out * de.len];
     for k in 0..n_out {
         let s = if n_in == 1 { 0 } else { k };
@@ -324,7 +330,13 @@ unsafe fn get_by_ref(
     }
     let se = Elem::new(src_type as i8, src_kind as usize, at.elem_len);
     let de = Elem::new(ty, dst_kind as usize, elem_len);
-    let out = convert_all(&data, se, n_in, de, n_out);
+    let out = convert_all(data, se, n_in, de, n_out);
+    if shape.is_contiguous() {
+        // SAFETY: the destination's n_out contiguous elements.
+        let d = unsafe { std::slice::from_raw_parts_mut(shape.base, n_out * elem_len) };
+        d.copy_from_slice(&out[..n_out * elem_len]);
+        return Ok(());
+    }
     for (k, off) in shape.offsets().into_iter().enumerate() {
         // SAFETY: element k of the destination (its descriptor's walk).
         let d = unsafe { std::slice::from_raw_parts_mut(shape.base.offset(off), elem_len) };
@@ -396,16 +408,22 @@ unsafe fn send_by_ref(
             format!("the source holds {n_in} elements, the image's destination {n_out}"),
         ));
     }
-    let mut data = Vec::with_capacity(n_in * shape.elem_len);
-    for off in shape.offsets() {
-        // SAFETY: element of the source (its descriptor's walk).
-        data.extend_from_slice(unsafe {
-            std::slice::from_raw_parts(shape.base.offset(off), shape.elem_len)
-        });
-    }
+    let data = if shape.is_contiguous() {
+        // SAFETY: the source's n_in contiguous elements.
+        unsafe { std::slice::from_raw_parts(shape.base, n_in * shape.elem_len) }.to_vec()
+    } else {
+        let mut data = Vec::with_capacity(n_in * shape.elem_len);
+        for off in shape.offsets() {
+            // SAFETY: element of the source (its descriptor's walk).
+            data.extend_from_slice(unsafe {
+                std::slice::from_raw_parts(shape.base.offset(off), shape.elem_len)
+            });
+        }
+        data
+    };
     let se = Elem::new(shape.ty, src_kind as usize, shape.elem_len);
     let de = Elem::new(dst_type as i8, dst_kind as usize, at.elem_len);
-    let out = convert_all(&data, se, n_in, de, n_out);
+    let out = convert_all(data, se, n_in, de, n_out);
     store(&mem, &at, &out).map_err(|e| Failure(STAT_ERROR, e))
 }
 
@@ -562,7 +580,7 @@ pub unsafe extern "C" fn _gfortran_caf_sendget_by_ref(
             }
             let se = Elem::new(src_type as i8, src_kind as usize, src_at.elem_len);
             let de = Elem::new(dst_type as i8, dst_kind as usize, at.elem_len);
-            let out = convert_all(&data, se, n_in, de, n_out);
+            let out = convert_all(data, se, n_in, de, n_out);
             store(&mem, &at, &out).map_err(|e| Failure(STAT_ERROR, e))
         });
     report(dst_stat, "coindexed assignment (sendget)", r);
