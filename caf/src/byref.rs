@@ -161,23 +161,6 @@ unsafe fn target(
     })
 }
 
-/// What a local descriptor describes. gfortran leaves `offset` unset in
-/// the descriptors of scalars it builds for these calls, so a scalar's
-/// element is at `base_addr` whatever `offset` holds.
-///
-/// # Safety
-/// `d` is a valid gfortran descriptor.
-unsafe fn local_shape(d: *const Descriptor) -> Shape {
-    // SAFETY: caller.
-    let (rank, base) = unsafe { ((*d).dtype.rank, (*d).base_addr) };
-    // SAFETY: caller.
-    let mut s = unsafe { Shape::of(d) };
-    if rank <= 0 {
-        s.base = base as *mut u8;
-    }
-    s
-}
-
 /// Reads the located elements of an image into one buffer (in order).
 fn fetch(mem: &ImageMem<'_>, at: &Located) -> Result<Vec<u8>, String> {
     let len = at.elem_len;
@@ -319,7 +302,7 @@ unsafe fn get_by_ref(
         unsafe { reallocate(dst, &dst_extents(&at, rank))? };
     }
     // SAFETY: a valid descriptor with its data.
-    let shape = unsafe { local_shape(dst) };
+    let shape = unsafe { Shape::of(dst) };
     let n_out = shape.len();
     let n_in = at.elems.len();
     if n_in < n_out && n_in != 1 {
@@ -369,7 +352,7 @@ unsafe fn send_by_ref(
         locale: t.locale,
     };
     // SAFETY: gfortran's source descriptor.
-    let shape = unsafe { local_shape(src) };
+    let shape = unsafe { Shape::of(src) };
     let n_in = shape.len();
     let src_extents: Vec<usize> = shape.dims.iter().map(|d| d.1).collect();
     let mut at = match walk::walk(&mem, t.start, t.top.as_ref(), &t.refs) {
