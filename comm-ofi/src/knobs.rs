@@ -66,6 +66,8 @@ const SHIM: &[&str] = &["runtime-shim"];
 /// Read by comm-ofi (`peer_timeout`), applied by every layer's waits.
 const COMM_AM_SHIM: &[&str] = &["comm-ofi", "amhandler", "runtime-shim"];
 const BOOT: &[&str] = &["bootstrap"];
+/// Read by the coarray runtime (`caf/`), above runtime-shim.
+const CAF: &[&str] = &["pgas-caf"];
 
 use Kind::{Launcher, Test, User};
 
@@ -97,6 +99,7 @@ pub const KNOBS: &[Knob] = &[
     knob("PGAS_AM_AMO_DELAY", "1", AM, User, "0: non-fetching AMOs via AM wait for their 'done' at once"),
     knob("PGAS_AM_IDLE_SLEEP_US", "0", AM, User, "the AM poller sleeps this long between polls after a long idle spell"),
     knob("PGAS_MCM_WEAKEN", "unset", COMM, Test, "TEST-ONLY, breaks the memory model: the litmus suites' negative controls"),
+    knob("PGAS_CAF_WEAKEN", "unset", CAF, Test, "TEST-ONLY, breaks Fortran's segment rule: no-segment-fence (the Fortran litmus control)"),
     knob("PGAS_TEST_HOSTNAMES", "unset", COMM, Test, "TEST-ONLY: comma-separated host names by rank"),
     knob("PGAS_CQ_WAIT", "auto", COMM, User, "spin, block or auto"),
     knob("PGAS_PEER_TIMEOUT", "0 (wait forever)", COMM_AM_SHIM, User, "seconds a wait for a silent peer lasts before it fails naming the peer"),
