@@ -88,7 +88,8 @@ unsafe fn fortran_str(s: *const c_char, len: usize) -> String {
 #[no_mangle]
 pub unsafe extern "C" fn _gfortran_caf_stop_str(s: *const c_char, len: usize, quiet: bool) -> ! {
     flush_fortran_units();
-    if !quiet {
+    // A bare STOP passes no string and prints nothing (as libgfortran).
+    if !quiet && !s.is_null() && len > 0 {
         // SAFETY: caller.
         eprintln!("STOP {}", unsafe { fortran_str(s, len) });
     }
@@ -230,14 +231,16 @@ unsafe fn images_with(array: *mut Descriptor, kind: *const c_int, status: u64) {
     // SAFETY: array is the result descriptor (rank 1).
     let d = unsafe { &mut *array };
     d.base_addr = mem as *mut c_void;
-    d.offset = -1;
+    // gfortran reads the result as a temporary indexed from 0 (`[0:]`):
+    // bounds 0 .. n - 1.
+    d.offset = 0;
     d.dtype.elem_len = k;
     d.dtype.rank = 1;
     d.dtype.ty = crate::desc::BT_INTEGER;
     d.span = k as isize;
     d.dim[0].stride = 1;
-    d.dim[0].lbound = 1;
-    d.dim[0].ubound = list.len() as isize;
+    d.dim[0].lbound = 0;
+    d.dim[0].ubound = list.len() as isize - 1;
 }
 
 /// `_gfortran_caf_failed_images`.

@@ -330,6 +330,13 @@ pub(crate) fn remote_addr(
         return None;
     };
     let team = c.current();
+    // gfortran passes image 0 for an atomic, lock or event reference
+    // without a coindex: this image.
+    let image = if image == 0 {
+        team.this_image() as c_int
+    } else {
+        image
+    };
     let Some(l) = team.locale_of(image as i64) else {
         out.fail(
             STAT_ERROR,
