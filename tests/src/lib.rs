@@ -346,7 +346,14 @@ pub fn compile_c(name: &str, static_link: bool) -> PathBuf {
     // the rlib a dependency needs).
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "runtime-shim", "--lib"])
+        .args([
+            "build",
+            "--quiet",
+            "--workspace",
+            "--lib",
+            "--bins",
+            "--examples",
+        ])
         .args(profile_args())
         .arg("--manifest-path")
         .arg(workspace.join("Cargo.toml"))

@@ -96,9 +96,10 @@ fn compile_c() -> PathBuf {
     b.args([
         "build",
         "--quiet",
-        "-p",
-        "runtime-shim",
+        "--workspace",
         "--lib",
+        "--bins",
+        "--examples",
         "--manifest-path",
     ])
     .arg(ws.join("Cargo.toml"));

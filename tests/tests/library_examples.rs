@@ -19,9 +19,10 @@ fn c_examples() -> PathBuf {
     b.args([
         "build",
         "--quiet",
-        "-p",
-        "runtime-shim",
+        "--workspace",
         "--lib",
+        "--bins",
+        "--examples",
         "--manifest-path",
     ])
     .arg(ws.join("Cargo.toml"));

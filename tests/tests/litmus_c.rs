@@ -29,7 +29,17 @@ fn workspace() -> PathBuf {
 fn cargo_build(pkg: &str) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut b = Command::new(cargo);
-    b.args(["build", "--quiet", "-p", pkg, "--lib"]);
+    // The whole workspace, as the harness builds it: one package alone
+    // resolves its dependencies' features differently and rebuilds them
+    // (and the workspace after it); `pkg`'s library is among them.
+    b.args([
+        "build",
+        "--quiet",
+        "--workspace",
+        "--lib",
+        "--bins",
+        "--examples",
+    ]);
     if target_dir().file_name().is_some_and(|n| n == "release") {
         b.arg("--release");
     }

@@ -28,7 +28,14 @@ fn compile(name: &str) -> PathBuf {
         build_once();
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut b = Command::new(cargo);
-        b.args(["build", "--quiet", "-p", "pgas-shmem", "--lib"]);
+        b.args([
+            "build",
+            "--quiet",
+            "--workspace",
+            "--lib",
+            "--bins",
+            "--examples",
+        ]);
         if dir.file_name().is_some_and(|n| n == "release") {
             b.arg("--release");
         }
