@@ -15,21 +15,42 @@ fn bad(what: String) -> Error {
     Error::Exchange(what)
 }
 
+/// The longest endpoint name accepted from a peer (libfabric's addresses
+/// are tens of bytes; a string-format name such as shm's a little more).
+pub const MAX_NAME: usize = 1024;
+
 /// Checks the endpoint names every locale sent (`names[locale]`) before
-/// they go to `fi_av_insert`, which reads an address of the provider's own
-/// length from each: every locale runs the same provider, so each name is
-/// as long as `own`, this locale's name.
-pub fn check_names(names: &[Vec<u8>], own: &[u8]) -> Result<()> {
+/// they go to `fi_av_insert`: each is non-empty and at most [`MAX_NAME`]
+/// bytes. Their lengths may differ: shm's names carry the process id, so
+/// locales whose pids have different numbers of digits send names of
+/// different lengths ([`names_for_av`] pads them for the insert).
+pub fn check_names(names: &[Vec<u8>], _own: &[u8]) -> Result<()> {
     for (i, name) in names.iter().enumerate() {
-        if name.len() != own.len() {
+        if name.is_empty() || name.len() > MAX_NAME {
             return Err(bad(format!(
-                "locale {i} sent a {}-byte endpoint name; this provider's names are {} bytes",
-                name.len(),
-                own.len()
+                "locale {i} sent a {}-byte endpoint name (1 to {MAX_NAME} bytes expected)",
+                name.len()
             )));
         }
     }
     Ok(())
+}
+
+/// The names as `fi_av_insert` reads them: each padded with zero bytes to
+/// at least this locale's name's length, so a provider that reads an
+/// address of its own (fixed) length never reads past a shorter buffer; a
+/// string-format name ends at its first zero byte anyway.
+pub fn names_for_av(names: &[Vec<u8>], own: &[u8]) -> Vec<Vec<u8>> {
+    names
+        .iter()
+        .map(|n| {
+            let mut v = n.clone();
+            if v.len() < own.len() {
+                v.resize(own.len(), 0);
+            }
+            v
+        })
+        .collect()
 }
 
 /// One locale's registrations: its heap and its static data, as the others
@@ -196,11 +217,18 @@ mod tests {
     }
 
     #[test]
-    fn names_must_have_the_providers_length() {
+    fn names_may_differ_in_length_but_not_be_empty_or_huge() {
         let own = vec![1u8; 16];
         assert!(check_names(&[own.clone(), own.clone()], &own).is_ok());
-        let e = check_names(&[own.clone(), vec![1u8; 3]], &own).unwrap_err();
-        assert!(e.to_string().contains("locale 1 sent a 3-byte"), "{e}");
+        // shm: a pid with one digit fewer.
+        assert!(check_names(&[own.clone(), vec![1u8; 15]], &own).is_ok());
+        let e = check_names(&[own.clone(), vec![]], &own).unwrap_err();
+        assert!(e.to_string().contains("locale 1 sent a 0-byte"), "{e}");
+        let e = check_names(&[vec![1u8; MAX_NAME + 1]], &own).unwrap_err();
+        assert!(e.to_string().contains("locale 0 sent a 1025-byte"), "{e}");
+        let padded = names_for_av(&[vec![7u8; 3], vec![7u8; 20]], &own);
+        assert_eq!(padded[0], [&[7u8; 3][..], &[0u8; 13][..]].concat());
+        assert_eq!(padded[1].len(), 20);
     }
 
     #[test]

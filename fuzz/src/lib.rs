@@ -120,7 +120,11 @@ pub fn exchange(data: &[u8]) {
     let records: Vec<Vec<u8>> = data.split(|b| *b == 0xff).map(<[u8]>::to_vec).collect();
     if let Some(own) = records.first() {
         if check_names(&records, own).is_ok() {
-            assert!(records.iter().all(|r| r.len() == own.len()));
+            assert!(records
+                .iter()
+                .all(|r| !r.is_empty() && r.len() <= comm_ofi::exchange::MAX_NAME));
+            let padded = comm_ofi::exchange::names_for_av(&records, own);
+            assert!(padded.iter().all(|r| r.len() >= own.len()));
         }
     }
     let _ = comm_ofi::agree::check(&records);

@@ -287,7 +287,7 @@ impl Comm {
         let own_name = rx_ep.name()?;
         let names = oob.allgather(&own_name)?;
         crate::exchange::check_names(&names, &own_name)?;
-        let fi_addrs = av.insert(&names)?;
+        let fi_addrs = av.insert(&crate::exchange::names_for_av(&names, &own_name))?;
         let reg = Registration {
             heap_base: heap.base_addr(),
             heap_size: heap.size() as u64,
