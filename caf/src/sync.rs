@@ -62,8 +62,12 @@ pub fn sync_with(c: &Caf, partners: &[usize]) -> Result<Option<SyncLoss>, String
             .add(1)
             .map_err(|e| format!("notifying image {}: {e}", j + 1))?;
     }
-    // The adds leave now (a postponed AM 'done' must not hold them back).
-    c.rt.quiet().map_err(|e| e.to_string())?;
+    // The adds leave now (a postponed AM 'done' must not hold them back);
+    // under the negative control this second quiet would do the first's
+    // work, so it goes too.
+    if !c.weaken_segments {
+        c.rt.quiet().map_err(|e| e.to_string())?;
+    }
     let mut seen = c.seen.lock();
     let mut arrived = vec![false; partners.len()];
     let mut loss = None;
