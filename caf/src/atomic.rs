@@ -9,9 +9,9 @@
 //! and ordered, which is what the standard asks of them.
 
 use crate::desc::{BT_INTEGER, BT_LOGICAL};
+use crate::register::remote_addr;
 use crate::stat::{StatOut, STAT_ERROR};
 use crate::state::Caf;
-use crate::token::remote_addr;
 use runtime_shim::{AmoType, AtomicOp, GlobalAddr};
 use std::ffi::{c_int, c_void};
 

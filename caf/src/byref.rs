@@ -33,8 +33,8 @@ use crate::desc::{Descriptor, Shape};
 use crate::stat::{StatOut, STAT_ERROR, STAT_FAILED_IMAGE};
 use crate::state::{Caf, IMAGE_FAILED};
 use crate::token::Token;
+use alloc::allocation_for;
 pub use alloc::{alloc_body, ALLOC_BODY};
-use alloc::{allocate_on, allocation_for};
 use refs::{CafReference, Ref};
 use runtime_shim::GlobalPtr;
 use std::ffi::{c_int, c_void};
@@ -133,7 +133,7 @@ unsafe fn target(
             format!("image {image} has failed"),
         ));
     }
-    let Some(start) = tok.addr_on(locale, 0) else {
+    let Some(start) = tok.addr_on(c.me, locale, 0) else {
         return Err(Failure(
             STAT_ERROR,
             format!("the coarray is not allocated on image {image}"),
@@ -599,5 +599,20 @@ pub unsafe extern "C" fn _gfortran_caf_is_present(
             StatOut::stat_only(std::ptr::null_mut()).fail(code, "ALLOCATED (coindexed)", msg);
             0
         }
+    }
+}
+
+/// Has image `locale` allocate a component of its own.
+fn allocate_on(c: &Caf, locale: usize, a: &alloc::Allocation) -> Result<(), String> {
+    let reply = if locale == c.me {
+        alloc::allocate_here(c.rt, a).map(|_| Vec::new())
+    } else {
+        c.rt.on(locale, runtime_shim::fn_id(alloc::ALLOC_BODY), &a.encode())
+            .map_err(|e| e.to_string())
+    }?;
+    if reply.is_empty() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&reply).into_owned())
     }
 }

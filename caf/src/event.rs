@@ -5,9 +5,10 @@
 //! EVENT POST ends the poster's segment before its add, so an image whose
 //! EVENT WAIT consumed that post reads what the poster wrote before it.
 
+use crate::register::remote_addr;
 use crate::stat::{StatOut, STAT_ERROR};
 use crate::state::Caf;
-use crate::token::{remote_addr, Token};
+use crate::token::Token;
 use runtime_shim::GlobalPtr;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{fence, AtomicI64, Ordering};

@@ -30,10 +30,12 @@ pub mod desc;
 pub mod event;
 pub mod image;
 pub mod lock;
+pub mod register;
 pub mod stat;
 pub mod state;
 pub mod sync;
 pub mod team;
+pub mod team_rec;
 pub mod token;
 pub mod transfer;
 

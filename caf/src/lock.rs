@@ -7,9 +7,9 @@
 //! and reads what the previous holder wrote after it gets the lock
 //! (the holder's UNLOCK forced its writes visible before releasing).
 
+use crate::register::remote_addr;
 use crate::stat::{StatOut, STAT_ERROR, STAT_LOCKED, STAT_LOCKED_OTHER_IMAGE, STAT_UNLOCKED};
 use crate::state::Caf;
-use crate::token::remote_addr;
 use runtime_shim::GlobalPtr;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{fence, Ordering};

@@ -8,7 +8,7 @@
 //! same order on every image (the same binary runs the same constructors).
 
 use parking_lot::Mutex;
-use runtime_shim::{Dist, GlobalPtr, Runtime, Team};
+use runtime_shim::{Dist, GlobalPtr, Runtime};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -19,41 +19,7 @@ pub const IMAGE_STOPPED: u64 = 1;
 /// The image executed FAIL IMAGE.
 pub const IMAGE_FAILED: u64 = 2;
 
-/// A team as gfortran's `team_type` holds it (a pointer to this, leaked by
-/// `form_team` and valid for the job): the runtime team, the number FORM
-/// TEAM gave it, its parent, and the coarrays allocated while it was the
-/// current team (freed at END TEAM).
-pub struct TeamRec {
-    /// The runtime team (ranks = image index - 1).
-    pub team: Team,
-    /// TEAM_NUMBER: -1 for the initial team.
-    pub number: i64,
-    /// The team it was formed from (None: the initial team).
-    pub parent: Option<Arc<TeamRec>>,
-    /// Tokens (as `usize` pointers) of coarrays allocated in this team and
-    /// not yet deallocated: END TEAM deallocates them.
-    pub allocated: Mutex<Vec<usize>>,
-}
-
-impl TeamRec {
-    /// The world locale of image `image` (1-based) of this team.
-    pub fn locale_of(&self, image: i64) -> Option<usize> {
-        if image < 1 {
-            return None;
-        }
-        self.team.locales().get(image as usize - 1).copied()
-    }
-
-    /// This image's index in the team (1-based).
-    pub fn this_image(&self) -> i64 {
-        self.team.rank() as i64 + 1
-    }
-
-    /// Number of images in the team.
-    pub fn num_images(&self) -> i64 {
-        self.team.size() as i64
-    }
-}
+pub use crate::team_rec::TeamRec;
 
 /// The library's state (one per process).
 pub struct Caf {

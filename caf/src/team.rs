@@ -210,7 +210,7 @@ pub unsafe extern "C" fn _gfortran_caf_end_team(_team: *mut *mut c_void) {
         // SAFETY: a live token of this library (deregistration takes it
         // out of the list); desc is the variable's own descriptor.
         let desc = unsafe { (*tok).desc } as *mut crate::desc::Descriptor;
-        if let Err(e) = crate::token::free_collective(c, tok) {
+        if let Err(e) = crate::register::free_collective(c, tok) {
             error_termination(&format!("{WHAT}: deallocating a coarray: {e}"), 1);
         }
         if !desc.is_null() {

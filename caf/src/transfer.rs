@@ -118,7 +118,7 @@ unsafe fn resolve(
             return None;
         }
     }
-    let Some(origin) = tok.addr_on(locale, offset) else {
+    let Some(origin) = tok.addr_on(c.me, locale, offset) else {
         out.fail(
             STAT_ERROR,
             statement,

@@ -207,3 +207,20 @@ dep! { call;
         crate::mem::shmem_align(alignment, size)
     }
 }
+
+/// The cache-management calls of the specification: no-ops (documented
+/// so; nothing is cached that a program must flush).
+macro_rules! cache_noops {
+    ($($f:ident ($($a:ident),*));* $(;)?) => { $(
+        #[doc = concat!("`", stringify!($f), "` (deprecated): a no-op.")]
+        #[no_mangle]
+        pub extern "C" fn $f($($a: *mut std::ffi::c_void),*) {
+            $(let _ = $a;)*
+            note(stringify!($f));
+        }
+    )* };
+}
+cache_noops! {
+    shmem_clear_cache_inv(); shmem_set_cache_inv(); shmem_udcflush();
+    shmem_clear_cache_line_inv(dest); shmem_set_cache_line_inv(dest); shmem_udcflush_line(dest);
+}

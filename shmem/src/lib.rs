@@ -35,7 +35,8 @@ mod teams;
 pub mod types;
 
 use runtime_shim::{GlobalAddr, GlobalPtr, Runtime};
-use std::ffi::c_void;
+use std::cell::Cell;
+use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
 
 /// Checks a context handle: `SHMEM_CTX_INVALID` ends the job naming the
@@ -66,7 +67,7 @@ macro_rules! with_ctx {
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $fname>](ctx: *mut std::ffi::c_void, $($a: $at),*) $(-> $r)? {
             let $call = concat!("shmem_ctx_", stringify!($fname));
-            let _scope = $crate::sync::CtxScope::enter($call, ctx);
+            let _scope = $crate::CtxScope::enter($call, ctx);
             $body
         }
     } };
@@ -116,10 +117,10 @@ impl<T, E: std::fmt::Display> OrDie<T> for Result<T, E> {
 }
 
 /// A PE number checked against the job (numbered by the current
-/// context's team: `sync::team_pe`).
+/// context's team: [`team_pe`]).
 #[inline]
 pub(crate) fn check_pe(call: &str, rt: &Runtime, pe: i32) -> usize {
-    let pe = sync::team_pe(call, pe);
+    let pe = team_pe(call, pe);
     if pe < 0 || pe as usize >= rt.num_locales() {
         die(
             call,
@@ -175,6 +176,96 @@ pub(crate) fn local_ptr<T: runtime_shim::Pod>(
     rt: &Runtime,
     addr: *const c_void,
 ) -> GlobalPtr<T> {
-    let _world = sync::CtxScope::world();
+    let _world = CtxScope::world();
     sym_ptr(call, rt, addr, rt.here() as i32)
+}
+
+// ---- the context a `shmem_ctx_*` call runs under (its PE numbering): at
+// the root, below every module that numbers PEs.
+
+/// `SHMEM_CTX_DEFAULT`'s value (`include/shmem.h`).
+pub const CTX_DEFAULT: usize = 1;
+
+/// A context made by `shmem_ctx_create` / `shmem_team_create_ctx`.
+pub(crate) struct Ctx {
+    pub(crate) team: usize,
+    /// The world PE of each PE of the team (`None`: the world team).
+    pub(crate) locales: Option<Box<[usize]>>,
+}
+
+thread_local! {
+    /// The context of the `shmem_ctx_*` call this thread is in (0 or
+    /// `CTX_DEFAULT`: none, or the default context; world numbering).
+    static CTX_NOW: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The context a `shmem_ctx_*` call runs under, for its PE numbers
+/// ([`team_pe`]); entered by the call after checking the handle, left when
+/// dropped.
+pub(crate) struct CtxScope {
+    before: usize,
+}
+
+impl CtxScope {
+    /// Checks `ctx` (`SHMEM_CTX_INVALID` ends the job naming the call) and
+    /// makes it the thread's current context.
+    #[inline]
+    pub(crate) fn enter(call: &str, ctx: *mut c_void) -> CtxScope {
+        check_ctx(call, ctx);
+        CtxScope {
+            before: CTX_NOW.with(|c| c.replace(ctx as usize)),
+        }
+    }
+}
+
+impl CtxScope {
+    /// World numbering until dropped (for this PE's own number, which is a
+    /// world PE whatever context the call is on).
+    #[inline]
+    pub(crate) fn world() -> CtxScope {
+        CtxScope {
+            before: CTX_NOW.with(|c| c.replace(0)),
+        }
+    }
+}
+
+impl Drop for CtxScope {
+    #[inline]
+    fn drop(&mut self) {
+        CTX_NOW.with(|c| c.set(self.before));
+    }
+}
+
+/// The context of the `shmem_ctx_*` call this thread is in (0: none,
+/// `CTX_DEFAULT`: the default one; else a `Ctx` of `new_ctx`).
+#[inline]
+pub(crate) fn current_ctx() -> usize {
+    CTX_NOW.with(|c| c.get())
+}
+
+/// The world PE of `pe` as the current context numbers it: a context on a
+/// team numbers the team's PEs 0.. (OpenSHMEM 1.5, `shmem_team_create_ctx`);
+/// out of the team's range ends the job naming the call.
+#[inline]
+pub(crate) fn team_pe(call: &str, pe: c_int) -> c_int {
+    let now = CTX_NOW.with(|c| c.get());
+    if now <= CTX_DEFAULT {
+        return pe;
+    }
+    // SAFETY: a live context made by new_ctx (the C API's contract: a
+    // context is not destroyed while a call on it runs).
+    let ctx = unsafe { &*(now as *const Ctx) };
+    match &ctx.locales {
+        None => pe,
+        Some(l) => match usize::try_from(pe).ok().and_then(|i| l.get(i)) {
+            Some(&w) => w as c_int,
+            None => die(
+                call,
+                format!(
+                    "PE {pe} is out of range for the context's team (its PEs are 0..{})",
+                    l.len()
+                ),
+            ),
+        },
+    }
 }

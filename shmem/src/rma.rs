@@ -13,14 +13,14 @@
 //! before). A copy on the mapped path is complete at once. Contexts: see
 //! `sync.rs`.
 
-use crate::sync::CtxScope;
+use crate::CtxScope;
 use crate::{rt, sym, sym_ptr, OrDie};
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
 thread_local! {
     /// This thread's `_nbi` operations not yet completed by a quiet: the
-    /// context they were issued on (`sync::current_ctx`) and the handle.
+    /// context they were issued on (`current_ctx`) and the handle.
     static NBI: RefCell<Vec<(usize, comm_ofi::NbHandle<'static>)>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -29,7 +29,7 @@ thread_local! {
 const NBI_REAP_AT: usize = 1024;
 
 fn remember(h: comm_ofi::NbHandle<'static>) {
-    let ctx = crate::sync::current_ctx();
+    let ctx = crate::current_ctx();
     NBI.with(|l| {
         let mut l = l.borrow_mut();
         if l.len() >= NBI_REAP_AT {

@@ -162,23 +162,6 @@ pub extern "C" fn shmem_pcontrol(level: c_int) {
     let _ = level;
 }
 
-/// The cache-management calls of the specification: no-ops (documented
-/// so; nothing is cached that a program must flush).
-macro_rules! cache_noops {
-    ($($f:ident ($($a:ident),*));* $(;)?) => { $(
-        #[doc = concat!("`", stringify!($f), "` (deprecated): a no-op.")]
-        #[no_mangle]
-        pub extern "C" fn $f($($a: *mut std::ffi::c_void),*) {
-            $(let _ = $a;)*
-            crate::deprecated::note(stringify!($f));
-        }
-    )* };
-}
-cache_noops! {
-    shmem_clear_cache_inv(); shmem_set_cache_inv(); shmem_udcflush();
-    shmem_clear_cache_line_inv(dest); shmem_set_cache_line_inv(dest); shmem_udcflush_line(dest);
-}
-
 /// `shmem_barrier_all`: every PE's operations complete and visible, then a
 /// barrier (a boundary of the MCM).
 #[no_mangle]

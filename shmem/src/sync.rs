@@ -9,7 +9,7 @@
 //!   completes the thread's other contexts' operations (allowed: quiet
 //!   promises at least its own). A context made on a team addresses PEs by
 //!   their number in that team: each `shmem_ctx_*` call enters a
-//!   [`CtxScope`], and `check_pe` (every RMA, AMO and signal goes through
+//!   `CtxScope` (lib.rs), and `check_pe` (every RMA, AMO and signal goes through
 //!   it) translates the PE through the scope's team.
 //! * `test_any` / `wait_until_any` are fair: each thread's scan starts
 //!   after the index it returned last, so repeated calls without a status
@@ -23,98 +23,11 @@
 //! * Locks are runtime-shim's MCS locks over the lock word on PE 0.
 
 use crate::teams::{team_of, TEAM_WORLD};
-use crate::{die, local_ptr, rt, sym_ptr, with_ctx, OrDie};
+use crate::{current_ctx, die, local_ptr, rt, sym_ptr, with_ctx, Ctx, OrDie, CTX_DEFAULT};
 use runtime_shim::{Atom, Cmp, GlobalLock, SignalOp};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::{c_int, c_long, c_void};
-
-/// `SHMEM_CTX_DEFAULT`'s value (`include/shmem.h`).
-pub const CTX_DEFAULT: usize = 1;
-
-/// A context made by `shmem_ctx_create` / `shmem_team_create_ctx`.
-struct Ctx {
-    team: usize,
-    /// The world PE of each PE of the team (`None`: the world team).
-    locales: Option<Box<[usize]>>,
-}
-
-thread_local! {
-    /// The context of the `shmem_ctx_*` call this thread is in (0 or
-    /// `CTX_DEFAULT`: none, or the default context; world numbering).
-    static CTX_NOW: Cell<usize> = const { Cell::new(0) };
-}
-
-/// The context a `shmem_ctx_*` call runs under, for its PE numbers
-/// ([`team_pe`]); entered by the call after checking the handle, left when
-/// dropped.
-pub(crate) struct CtxScope {
-    before: usize,
-}
-
-impl CtxScope {
-    /// Checks `ctx` (`SHMEM_CTX_INVALID` ends the job naming the call) and
-    /// makes it the thread's current context.
-    #[inline]
-    pub(crate) fn enter(call: &str, ctx: *mut c_void) -> CtxScope {
-        crate::check_ctx(call, ctx);
-        CtxScope {
-            before: CTX_NOW.with(|c| c.replace(ctx as usize)),
-        }
-    }
-}
-
-impl CtxScope {
-    /// World numbering until dropped (for this PE's own number, which is a
-    /// world PE whatever context the call is on).
-    #[inline]
-    pub(crate) fn world() -> CtxScope {
-        CtxScope {
-            before: CTX_NOW.with(|c| c.replace(0)),
-        }
-    }
-}
-
-impl Drop for CtxScope {
-    #[inline]
-    fn drop(&mut self) {
-        CTX_NOW.with(|c| c.set(self.before));
-    }
-}
-
-/// The context of the `shmem_ctx_*` call this thread is in (0: none,
-/// `CTX_DEFAULT`: the default one; else a `Ctx` of `new_ctx`).
-#[inline]
-pub(crate) fn current_ctx() -> usize {
-    CTX_NOW.with(|c| c.get())
-}
-
-/// The world PE of `pe` as the current context numbers it: a context on a
-/// team numbers the team's PEs 0.. (OpenSHMEM 1.5, `shmem_team_create_ctx`);
-/// out of the team's range ends the job naming the call.
-#[inline]
-pub(crate) fn team_pe(call: &str, pe: c_int) -> c_int {
-    let now = CTX_NOW.with(|c| c.get());
-    if now <= CTX_DEFAULT {
-        return pe;
-    }
-    // SAFETY: a live context made by new_ctx (the C API's contract: a
-    // context is not destroyed while a call on it runs).
-    let ctx = unsafe { &*(now as *const Ctx) };
-    match &ctx.locales {
-        None => pe,
-        Some(l) => match usize::try_from(pe).ok().and_then(|i| l.get(i)) {
-            Some(&w) => w as c_int,
-            None => die(
-                call,
-                format!(
-                    "PE {pe} is out of range for the context's team (its PEs are 0..{})",
-                    l.len()
-                ),
-            ),
-        },
-    }
-}
 
 fn new_ctx(call: &str, team: usize, options: c_long, out: *mut *mut c_void) -> c_int {
     if out.is_null() {

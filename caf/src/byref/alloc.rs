@@ -7,7 +7,6 @@
 use super::refs::{self, Ref};
 use super::walk::Hole;
 use crate::desc::Descriptor;
-use crate::state::Caf;
 use crate::token::{Token, TokenKind};
 use runtime_shim::GlobalPtr;
 use std::ffi::{c_int, c_void};
@@ -33,7 +32,7 @@ impl Allocation {
         self.dims.iter().map(|d| d.1).product::<usize>() * self.elem_len
     }
 
-    fn encode(&self) -> Vec<u8> {
+    pub(super) fn encode(&self) -> Vec<u8> {
         let mut w: Vec<u64> = vec![
             self.comp_addr,
             self.token_slot,
@@ -115,28 +114,10 @@ pub(super) fn allocation_for(
     })
 }
 
-/// Has image `locale` allocate a component of its own.
-pub(super) fn allocate_on(c: &Caf, locale: usize, a: &Allocation) -> Result<(), String> {
-    let reply = if locale == c.me {
-        allocate_here(c, a).map(|_| Vec::new())
-    } else {
-        c.rt.on(locale, runtime_shim::fn_id(ALLOC_BODY), &a.encode())
-            .map_err(|e| e.to_string())
-    }?;
-    if reply.is_empty() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&reply).into_owned())
-    }
-}
-
 /// The body of [`ALLOC_BODY`] on the owner: empty reply on success, the
 /// error's text otherwise.
-pub fn alloc_body(_ctx: &runtime_shim::OnCtx, args: &[u8]) -> Vec<u8> {
-    let Some(c) = Caf::try_get() else {
-        return b"the coarray runtime is not started on the owner".to_vec();
-    };
-    match Allocation::decode(args).and_then(|a| allocate_here(c, &a)) {
+pub fn alloc_body(ctx: &runtime_shim::OnCtx, args: &[u8]) -> Vec<u8> {
+    match Allocation::decode(args).and_then(|a| allocate_here(ctx.rt(), &a)) {
         Ok(()) => Vec::new(),
         Err(e) => e.into_bytes(),
     }
@@ -145,12 +126,12 @@ pub fn alloc_body(_ctx: &runtime_shim::OnCtx, args: &[u8]) -> Vec<u8> {
 /// Allocates a component of this image: fresh zeroed memory of its heap,
 /// the component's pointer or descriptor set to it, its token told; the
 /// memory it had (an array of another shape) freed.
-fn allocate_here(c: &Caf, a: &Allocation) -> Result<(), String> {
+pub(super) fn allocate_here(rt: &runtime_shim::Runtime, a: &Allocation) -> Result<(), String> {
     let bytes = a.bytes();
-    let p =
-        c.rt.alloc::<u8>(bytes.max(1))
-            .map_err(|e| format!("allocating {bytes} bytes for a component: {e}"))?
-            .addr();
+    let p = rt
+        .alloc::<u8>(bytes.max(1))
+        .map_err(|e| format!("allocating {bytes} bytes for a component: {e}"))?
+        .addr();
     // SAFETY: a fresh allocation of this image's heap of bytes.max(1)
     // bytes; `comp_addr` and `token_slot` are a component of this image's
     // coarray and its token word, found by the initiator's walk of this
@@ -196,7 +177,7 @@ fn allocate_here(c: &Caf, a: &Allocation) -> Result<(), String> {
             t.size = bytes;
         }
         if old != 0 {
-            let _ = c.rt.free(GlobalPtr::<u8>::new(c.me, old));
+            let _ = rt.free(GlobalPtr::<u8>::new(rt.here(), old));
         }
     }
     Ok(())
