@@ -570,7 +570,7 @@ pub unsafe extern "C" fn _gfortran_caf_sendget_by_ref(
 }
 
 /// `_gfortran_caf_is_present`: whether the allocatable component `refs`
-/// ends with is allocated on image `image_index` (ALLOCATED(obj[i]%comp)).
+/// ends with is allocated on image `image_index` (`ALLOCATED(obj[i]%comp)`).
 ///
 /// # Safety
 /// gfortran's arguments: `token` a coarray's token, `refs` its chain.

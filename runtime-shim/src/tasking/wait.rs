@@ -38,7 +38,7 @@ impl Pool {
     /// between checks (longer the longer it waits, at most 320 us, or 800 us
     /// with blocking waits). Where this locale owns a core
     /// (`PoolConfig::spin_waits`), a thread that is not a worker spins for
-    /// [`SPIN_BUDGET`] instead of yielding ([`idle_step`]).
+    /// `SPIN_BUDGET` instead of yielding (`idle_step`).
     pub fn wait_until(&self, done: impl FnMut() -> bool) {
         self.wait_until_or_woken(done, None)
     }
