@@ -52,7 +52,7 @@ fn bad_heap_size() {
 #[test]
 fn bad_mapped_path_and_thread_knobs() {
     for (var, value, also) in [
-        ("PGAS_LOCAL_PATH", "shm", "mapped or fabric"),
+        ("PGAS_LOCAL_PATH", "shm", "mapped, mapped-heap or fabric"),
         ("PGAS_THREAD_CONTEXTS", "lots", "0 to 1024"),
         ("PGAS_POLL_SPIN_US", "-1", "microseconds"),
         ("PGAS_TEST_HOSTNAMES", "a,", "test-only"),
