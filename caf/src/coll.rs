@@ -37,7 +37,7 @@ pub mod random;
 
 use crate::desc::{Descriptor, Shape, BT_CHARACTER, BT_COMPLEX, BT_INTEGER, BT_LOGICAL, BT_REAL};
 use crate::stat::{StatOut, STAT_ERROR, STAT_FAILED_IMAGE, STAT_STOPPED_IMAGE};
-use crate::state::{Caf, TeamRec, IMAGE_FAILED, IMAGE_STOPPED};
+use crate::state::{Caf, TeamRec, IMAGE_ENDED, IMAGE_FAILED, IMAGE_STOPPED};
 use runtime_shim::pod::{as_bytes, vec_from_bytes};
 use runtime_shim::team::{Reduce, ReduceOp, Team};
 use std::cmp::Ordering;
@@ -155,7 +155,7 @@ fn team_ready(c: &Caf, team: &TeamRec, out: &StatOut, statement: &str) -> bool {
                 );
                 return false;
             }
-            IMAGE_STOPPED if stopped.is_none() => stopped = Some(i + 1),
+            IMAGE_STOPPED | IMAGE_ENDED if stopped.is_none() => stopped = Some(i + 1),
             _ => {}
         }
     }

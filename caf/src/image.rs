@@ -14,7 +14,7 @@
 
 use crate::desc::Descriptor;
 use crate::stat::{STAT_FAILED_IMAGE, STAT_STOPPED_IMAGE};
-use crate::state::{error_termination, Caf, IMAGE_FAILED, IMAGE_STOPPED};
+use crate::state::{error_termination, Caf, IMAGE_ENDED, IMAGE_FAILED, IMAGE_STOPPED};
 use std::ffi::{c_char, c_int, c_void};
 use std::io::Write;
 use std::sync::atomic::Ordering;
@@ -47,7 +47,7 @@ fn end_image(status: u64) {
 /// `_gfortran_caf_finalize`: the end of the program (normal termination).
 #[no_mangle]
 pub extern "C" fn _gfortran_caf_finalize() {
-    end_image(IMAGE_STOPPED);
+    end_image(IMAGE_ENDED);
 }
 
 fn flush_fortran_units() {
@@ -188,7 +188,7 @@ pub extern "C" fn _gfortran_caf_image_status(image: c_int, _team: *mut c_void) -
     };
     match c.status_of(l) {
         IMAGE_FAILED => STAT_FAILED_IMAGE,
-        IMAGE_STOPPED => STAT_STOPPED_IMAGE,
+        IMAGE_STOPPED | IMAGE_ENDED => STAT_STOPPED_IMAGE,
         _ => 0,
     }
 }

@@ -14,10 +14,16 @@ use std::sync::{Arc, OnceLock};
 
 /// An image's status word (in every image's status array).
 pub const IMAGE_RUNNING: u64 = 0;
-/// The image executed STOP or reached the end of the program.
+/// The image executed STOP.
 pub const IMAGE_STOPPED: u64 = 1;
 /// The image executed FAIL IMAGE.
 pub const IMAGE_FAILED: u64 = 2;
+/// The image reached the end of the program (normal termination without
+/// STOP): a partner that waits for it sees a stopped image, but
+/// `stopped_images()` lists only the images that executed STOP, so that an
+/// image finishing in the same segment as the caller's query is not
+/// counted (OpenCoarrays' suite and its users read it that way).
+pub const IMAGE_ENDED: u64 = 3;
 
 pub use crate::team_rec::TeamRec;
 

@@ -19,7 +19,7 @@
 use crate::stat::{
     StatOut, STAT_DUP_SYNC_IMAGES, STAT_ERROR, STAT_FAILED_IMAGE, STAT_STOPPED_IMAGE,
 };
-use crate::state::{Caf, IMAGE_FAILED, IMAGE_RUNNING, IMAGE_STOPPED};
+use crate::state::{Caf, IMAGE_ENDED, IMAGE_FAILED, IMAGE_RUNNING, IMAGE_STOPPED};
 use std::ffi::{c_char, c_int};
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
@@ -83,7 +83,7 @@ pub fn sync_with(c: &Caf, partners: &[usize]) -> Result<Option<SyncLoss>, String
             }
             match c.status_of(j) {
                 IMAGE_RUNNING => all = false,
-                IMAGE_STOPPED => {
+                IMAGE_STOPPED | IMAGE_ENDED => {
                     // A last look: it may have notified before stopping.
                     if local_word(c, j).load(Ordering::SeqCst) > seen[j] {
                         arrived[i] = true;
