@@ -74,7 +74,10 @@ impl Caf {
             b = b.heap_size(1 << 30);
         }
         // On-statement bodies of the library (every image registers them).
-        if let Err(e) = b.register(crate::byref::ALLOC_BODY, crate::byref::alloc_body) {
+        if let Err(e) = b.register(
+            crate::byref::alloc::ALLOC_BODY,
+            crate::byref::alloc::alloc_body,
+        ) {
             eprintln!("pgas-caf: registering an on-statement body failed: {e}");
             std::process::exit(1);
         }
