@@ -30,6 +30,28 @@ fn every_exported_call_has_its_profiling_name() {
         .and_then(|d| d.parent())
         .expect("target dir")
         .join("libpgas_shmem.so");
+    // cargo test builds the rlib only: build the cdylib first, with the
+    // workspace's selection (as the tests crate's harness does, so that no
+    // dependency is rebuilt with other features).
+    let release = so.parent().is_some_and(|d| d.ends_with("release"));
+    let mut b = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    b.args([
+        "build",
+        "--quiet",
+        "--workspace",
+        "--lib",
+        "--bins",
+        "--examples",
+    ]);
+    if release {
+        b.arg("--release");
+    }
+    let st = b
+        .arg("--manifest-path")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml"))
+        .status()
+        .expect("run cargo build");
+    assert!(st.success(), "building libpgas_shmem.so failed");
     let out = Command::new("nm")
         .args(["-D", "--defined-only"])
         .arg(&so)
