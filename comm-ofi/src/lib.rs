@@ -28,6 +28,7 @@ pub mod mapped;
 pub mod ofi;
 pub mod peer_timeout;
 pub mod provider;
+pub mod publish;
 pub mod quirks;
 pub mod select;
 pub mod statics;

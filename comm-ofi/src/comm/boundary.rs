@@ -44,7 +44,7 @@ impl Comm {
     #[inline]
     pub(crate) fn mapped_boundary(&self) {
         if self.mapped.in_use() {
-            std::sync::atomic::fence(Ordering::SeqCst);
+            crate::publish::boundary(crate::publish::PUBLISH);
         }
     }
 

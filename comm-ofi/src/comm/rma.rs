@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::error::peer_err;
+use crate::publish::{load_shared, store_shared};
 
 /// Where a PUT or GET goes in the common cases (`Comm::heap_route`).
 enum HeapRoute {
@@ -443,76 +444,6 @@ impl Comm {
     }
 }
 
-/// Copies `src` to `dst`, memory that other threads or processes may read
-/// at the same time with atomic loads (flag words of barriers and
-/// `wait_until`): an aligned 1, 2, 4 or 8-byte copy is one atomic store with
-/// `Release` ordering (no data race in Rust's terms, and ordered after the
-/// caller's earlier stores on weakly ordered CPUs; a plain `mov` on x86);
-/// anything else is a `memmove` (the API makes no atomicity promise for it).
-///
-/// # Safety
-/// `dst..dst + src.len()` must be valid for writes.
-#[inline]
-pub(crate) unsafe fn store_shared(dst: *mut u8, src: &[u8]) {
-    use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
-    let aligned = (dst as usize) % src.len().max(1) == 0;
-    // SAFETY: in each arm, dst is valid for src.len() bytes (the caller's
-    // contract) and aligned to that size; the word is only ever accessed
-    // by whole-word copies or atomics.
-    unsafe {
-        match (src.len(), aligned) {
-            (8, true) => AtomicU64::from_ptr(dst as *mut u64).store(
-                u64::from_ne_bytes(src.try_into().expect("8")),
-                Ordering::Release,
-            ),
-            (4, true) => AtomicU32::from_ptr(dst as *mut u32).store(
-                u32::from_ne_bytes(src.try_into().expect("4")),
-                Ordering::Release,
-            ),
-            (2, true) => AtomicU16::from_ptr(dst as *mut u16).store(
-                u16::from_ne_bytes(src.try_into().expect("2")),
-                Ordering::Release,
-            ),
-            (1, _) => AtomicU8::from_ptr(dst).store(src[0], Ordering::Release),
-            _ => std::ptr::copy(src.as_ptr(), dst, src.len()),
-        }
-    }
-}
-
-/// Copies `src..src + dst.len()` into `dst`: the reading side of
-/// [`store_shared`] (an aligned word is one `Acquire` atomic load).
-///
-/// # Safety
-/// `src..src + dst.len()` must be valid for reads.
-#[inline]
-pub(crate) unsafe fn load_shared(src: *const u8, dst: &mut [u8]) {
-    use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
-    let aligned = (src as usize) % dst.len().max(1) == 0;
-    // SAFETY: in each arm, src is valid for dst.len() bytes (the caller's
-    // contract) and aligned to that size.
-    unsafe {
-        match (dst.len(), aligned) {
-            (8, true) => dst.copy_from_slice(
-                &AtomicU64::from_ptr(src as *mut u64)
-                    .load(Ordering::Acquire)
-                    .to_ne_bytes(),
-            ),
-            (4, true) => dst.copy_from_slice(
-                &AtomicU32::from_ptr(src as *mut u32)
-                    .load(Ordering::Acquire)
-                    .to_ne_bytes(),
-            ),
-            (2, true) => dst.copy_from_slice(
-                &AtomicU16::from_ptr(src as *mut u16)
-                    .load(Ordering::Acquire)
-                    .to_ne_bytes(),
-            ),
-            (1, _) => dst[0] = AtomicU8::from_ptr(src as *mut u8).load(Ordering::Acquire),
-            _ => std::ptr::copy(src, dst.as_mut_ptr(), dst.len()),
-        }
-    }
-}
-
 /// A non-blocking PUT or GET in flight: the buffer it borrows may not be
 /// touched until [`NbHandle::wait`] (or a [`NbHandle::test`] that returned
 /// `true`, or [`Comm::wait_any`]) says it has completed. Dropping a handle
@@ -607,27 +538,6 @@ impl Drop for NbHandle<'_> {
                 // The buffer is released either way: the op completed in error.
                 self.done = true;
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod shared_copy_tests {
-    use super::{load_shared, store_shared};
-
-    #[test]
-    fn word_sized_and_odd_copies_round_trip() {
-        let mut buf = [0u64; 4];
-        let base = buf.as_mut_ptr() as *mut u8;
-        for (off, len) in [(0, 8), (8, 4), (12, 2), (14, 1), (17, 8), (3, 13), (0, 0)] {
-            let src: Vec<u8> = (0..len as u8).map(|k| k.wrapping_mul(7) + 1).collect();
-            let mut back = vec![0u8; len];
-            // SAFETY: off + len <= 32, inside buf.
-            unsafe {
-                store_shared(base.add(off), &src);
-                load_shared(base.add(off), &mut back);
-            }
-            assert_eq!(back, src, "offset {off}, {len} bytes");
         }
     }
 }
