@@ -49,8 +49,10 @@
 //! See `docs/launcher.md` for the protocol and failure handling.
 
 mod client;
+pub mod collective;
 pub mod env;
 mod error;
+mod hub;
 pub mod leftovers;
 mod oob;
 mod pmix;

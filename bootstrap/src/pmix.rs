@@ -3,15 +3,13 @@
 //! server does the collectives.
 //!
 //! * rank: `PMIx_Init`; size: `PMIX_JOB_SIZE` of the job (rank wildcard).
-//! * collective #k puts its bytes under the key `pgas.oob.<k>` (unique per
-//!   collective, so no round reads another's data), commits, and runs
-//!   `PMIx_Fence` with `PMIX_COLLECT_DATA`; then `PMIx_Get` reads each
-//!   peer's value from the local copy (`PMIX_OPTIONAL`: a missing key is an
-//!   error, never a wait). allgather: everybody puts and reads everybody;
-//!   broadcast: only the root puts; barrier: a fence without data.
-//! * Every value starts with a small header (kind and root), so a locale that
-//!   finds a different kind of collective under the same number reports a
-//!   collective mismatch instead of returning garbage.
+//! * collectives: the first one starts a collective service in locale 0
+//!   and publishes its address under one key (`pgas.oob.hub`, one
+//!   `PMIx_Fence` with `PMIX_COLLECT_DATA`); every collective then goes
+//!   through that service (`crate::hub`), so the PMIx store does not grow
+//!   with the number of collectives (a key per collective made every fence
+//!   slower, until the litmus suite stalled on the multi-host bed). A
+//!   mismatched collective fails on every locale, named as under pgasrun.
 //! * abort: `PMIx_Abort` on the whole namespace; the launcher prints the
 //!   message and kills every process. A guard thread exits the process if
 //!   that has not happened within a few seconds.
@@ -31,10 +29,11 @@ use parking_lot::Mutex;
 
 use crate::env::PmixEnv;
 use crate::error::OobError;
+use crate::hub::{self, HubAd, HubClient};
 use crate::oob::Oob;
 use crate::pmix_ffi::{self as ffi, key, ty, Info, Lib, Proc, Value, ValueData};
 use crate::single::check_len;
-use crate::wire::PmixValue;
+use crate::wire::{self, Op, PmixValue};
 
 /// After `PMIx_Abort`, how long to wait for the launcher to kill us before
 /// exiting on our own.
@@ -44,17 +43,13 @@ const MAX_ABORT_MSG: usize = 64 * 1024;
 /// Exit status of an aborting locale (and the status asked of the launcher).
 const ABORT_EXIT_CODE: i32 = 1;
 
-/// Collective kinds in a value's header (`wire::PmixValue`).
-const KIND_ALLGATHER: u8 = 1;
-const KIND_BROADCAST: u8 = 2;
-
-fn kind_name(k: u8) -> &'static str {
-    match k {
-        KIND_ALLGATHER => "allgather",
-        KIND_BROADCAST => "broadcast",
-        _ => "an unknown collective",
-    }
-}
+/// Kinds of locale 0's one value (`wire::PmixValue`): where its collective
+/// service listens, or why it could not start one. (1 and 2 were the
+/// allgather and broadcast values of the key-per-collective scheme.)
+const KIND_HUB: u8 = 3;
+const KIND_HUB_FAILED: u8 = 4;
+/// The one key of the run.
+const HUB_KEY: &str = "pgas.oob.hub";
 
 /// Set once `abort()` started: the exit handler must not finalize then.
 static ABORTING: AtomicBool = AtomicBool::new(false);
@@ -93,8 +88,15 @@ struct Inner {
     me: Proc,
     rank: usize,
     size: usize,
-    /// Next collective number; held for a whole collective.
-    next_seq: Mutex<u64>,
+    /// Held for a whole collective.
+    calls: Mutex<Calls>,
+}
+
+struct Calls {
+    /// Next collective number.
+    next_seq: u64,
+    /// Set up by the first collective.
+    hub: Option<HubClient>,
 }
 
 /// OOB through the PMIx server of the launcher that started us.
@@ -164,28 +166,25 @@ impl PmixOob {
                 me,
                 rank,
                 size,
-                next_seq: Mutex::new(0),
+                calls: Mutex::new(Calls {
+                    next_seq: 0,
+                    hub: None,
+                }),
             }),
         })
     }
 
-    fn pmix_err(&self, call: &'static str, rc: c_int, seq: u64) -> OobError {
-        OobError::Pmix {
-            call,
-            detail: format!("{} in collective #{seq}", self.inner.lib.error_string(rc)),
-        }
-    }
-
-    /// Puts `data` (with its header) under this collective's key, if given;
-    /// fences (collecting data if `collect`); returns the key.
-    fn put_and_fence(
-        &self,
-        seq: u64,
-        value: Option<&[u8]>,
-        collect: bool,
-    ) -> Result<CString, OobError> {
+    /// Puts `value` under `key`, commits, and fences collecting data.
+    fn put_and_fence(&self, key: &CString, value: Option<&[u8]>) -> Result<(), OobError> {
         let lib = self.inner.lib;
-        let k = CString::new(format!("pgas.oob.{seq}")).expect("no NUL in key");
+        let err = |call: &'static str, rc: c_int| OobError::Pmix {
+            call,
+            detail: format!(
+                "{} while setting up the collectives (did every locale start, and is \
+                 every locale still running?)",
+                lib.error_string(rc)
+            ),
+        };
         if let Some(bytes) = value {
             let mut v = Value {
                 ty: ty::BYTE_OBJECT,
@@ -196,109 +195,99 @@ impl PmixOob {
                     },
                 },
             };
-            // SAFETY: `k` is NUL-terminated; `v` is a byte object pointing
+            // SAFETY: `key` is NUL-terminated; `v` is a byte object pointing
             // at `bytes`, live for the call. PMIx_Put copies the value and
             // never writes through the pointer.
-            let rc = unsafe { (lib.put)(ffi::SCOPE_GLOBAL, k.as_ptr(), &mut v) };
+            let rc = unsafe { (lib.put)(ffi::SCOPE_GLOBAL, key.as_ptr(), &mut v) };
             if rc != ffi::SUCCESS {
-                return Err(self.pmix_err("PMIx_Put", rc, seq));
+                return Err(err("PMIx_Put", rc));
             }
             // SAFETY: takes nothing; sends what was put to the server.
             let rc = unsafe { (lib.commit)() };
             if rc != ffi::SUCCESS {
-                return Err(self.pmix_err("PMIx_Commit", rc, seq));
+                return Err(err("PMIx_Commit", rc));
             }
         }
         let info = [Info::flag(key::COLLECT_DATA, true)];
-        let ninfo = usize::from(collect);
         // SAFETY: NULL procs = every process of our namespace; `info` is an
-        // array of `ninfo` (0 or 1) initialized pmix_info_t, live for the
-        // call.
-        let rc = unsafe { (lib.fence)(std::ptr::null(), 0, info.as_ptr(), ninfo) };
+        // initialized pmix_info_t array, live for the call.
+        let rc = unsafe { (lib.fence)(std::ptr::null(), 0, info.as_ptr(), info.len()) };
         if rc != ffi::SUCCESS {
-            return Err(OobError::Pmix {
-                call: "PMIx_Fence",
-                detail: format!(
-                    "{} in collective #{seq} ({}; did every locale call the same \
-                     collectives in the same order, and is every locale still running?)",
-                    self.inner.lib.error_string(rc),
-                    if collect {
-                        "allgather or broadcast"
-                    } else {
-                        "barrier"
-                    },
-                ),
-            });
+            return Err(err("PMIx_Fence", rc));
         }
-        Ok(k)
+        Ok(())
     }
 
-    /// Reads `rank`'s value under `k` (after a collecting fence) and checks
-    /// its header; returns the payload.
-    fn fetch(
-        &self,
-        seq: u64,
-        k: &CString,
-        rank: usize,
-        kind: u8,
-        root: usize,
-    ) -> Result<Vec<u8>, OobError> {
-        let lib = self.inner.lib;
-        let mut peer = self.inner.me;
-        peer.rank = rank as u32;
-        let raw = match get_bytes(lib, &peer, k) {
-            Ok(raw) => raw,
-            Err(ffi::ERR_NOT_FOUND) => {
-                return Err(mismatch(
-                    seq,
-                    &format!(
-                        "locale {rank} put no data for it (a barrier, or a broadcast \
-                         from another root?)"
-                    ),
-                    self.inner.rank,
+    /// The connection to locale 0's collective service, set up by the first
+    /// collective (the only PMIx fence and key of the run; see `hub`).
+    fn hub<'a>(&self, calls: &'a mut Calls) -> Result<&'a mut HubClient, OobError> {
+        if calls.hub.is_none() {
+            let (rank, size) = (self.inner.rank, self.inner.size);
+            let key = CString::new(HUB_KEY).expect("no NUL in key");
+            let ad = if rank == 0 {
+                let (kind, data) = match hub::start(size, 0) {
+                    Ok(ad) => (KIND_HUB, ad.encode()),
+                    Err(e) => (KIND_HUB_FAILED, e.to_string().into_bytes()),
+                };
+                let value = PmixValue {
                     kind,
-                    root,
-                ))
-            }
-            Err(rc) => return Err(self.pmix_err("PMIx_Get", rc, seq)),
-        };
-        let value = PmixValue::decode(&raw).map_err(|why| {
-            OobError::Protocol(format!(
-                "collective #{seq}: locale {rank}'s value is not ours: {why}"
-            ))
-        })?;
-        let their_root = value.root as usize;
-        if value.kind != kind || (kind == KIND_BROADCAST && their_root != root) {
-            let theirs = format!("locale {rank} called {}", describe(value.kind, their_root));
-            return Err(mismatch(seq, &theirs, self.inner.rank, kind, root));
+                    root: 0,
+                    data: &data,
+                }
+                .encode();
+                self.put_and_fence(&key, Some(&value))?;
+                HubAd::decode(&data).map_err(|_| {
+                    OobError::ConnectionLost(String::from_utf8_lossy(&data).into_owned())
+                })?
+            } else {
+                self.put_and_fence(&key, None)?;
+                let mut root = self.inner.me;
+                root.rank = 0;
+                let raw = get_bytes(self.inner.lib, &root, &key).map_err(|rc| OobError::Pmix {
+                    call: "PMIx_Get",
+                    detail: format!(
+                        "{} reading locale 0's collective-service address",
+                        self.inner.lib.error_string(rc)
+                    ),
+                })?;
+                let v = PmixValue::decode(&raw).map_err(OobError::Protocol)?;
+                match v.kind {
+                    KIND_HUB => HubAd::decode(v.data).map_err(OobError::Protocol)?,
+                    KIND_HUB_FAILED => {
+                        return Err(OobError::PeerDied {
+                            rank: 0,
+                            detail: format!(
+                                "it could not start the collective service: {}",
+                                String::from_utf8_lossy(v.data)
+                            ),
+                        })
+                    }
+                    k => {
+                        return Err(OobError::Protocol(format!(
+                            "locale 0's collective-service value has kind {k}"
+                        )))
+                    }
+                }
+            };
+            calls.hub = Some(HubClient::connect(&ad, rank, size)?);
         }
-        Ok(value.data.to_vec())
+        Ok(calls.hub.as_mut().expect("set above"))
     }
 
-    fn header(kind: u8, root: usize, data: &[u8]) -> Vec<u8> {
-        PmixValue {
-            kind,
-            root: root as u32,
-            data,
-        }
-        .encode()
+    /// Collective number `next_seq` through the service.
+    fn collective(&self, op: Op, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError> {
+        let mut calls = self.inner.calls.lock();
+        let seq = calls.next_seq;
+        calls.next_seq += 1;
+        let out = self.hub(&mut calls)?.collective(seq, op, root, data)?;
+        tracing::trace!(
+            seq,
+            op = op.name(),
+            bytes = out.len(),
+            "PMIx-job collective done"
+        );
+        Ok(out)
     }
-}
-
-fn describe(kind: u8, root: usize) -> String {
-    if kind == KIND_BROADCAST {
-        format!("broadcast from root {root}")
-    } else {
-        kind_name(kind).to_owned()
-    }
-}
-
-fn mismatch(seq: u64, theirs: &str, me: usize, kind: u8, root: usize) -> OobError {
-    OobError::CollectiveFailed(format!(
-        "collective mismatch at collective #{seq}: {theirs} but locale {me} called {} \
-         (all locales must call the same collectives in the same order)",
-        describe(kind, root)
-    ))
 }
 
 impl Oob for PmixOob {
@@ -312,22 +301,8 @@ impl Oob for PmixOob {
 
     fn allgather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>, OobError> {
         check_len(data)?;
-        let mut seq_guard = self.inner.next_seq.lock();
-        let seq = *seq_guard;
-        *seq_guard += 1;
-        let value = Self::header(KIND_ALLGATHER, 0, data);
-        let k = self.put_and_fence(seq, Some(&value), true)?;
-        drop(value);
-        let mut out = Vec::with_capacity(self.inner.size);
-        for r in 0..self.inner.size {
-            if r == self.inner.rank {
-                out.push(data.to_vec());
-            } else {
-                out.push(self.fetch(seq, &k, r, KIND_ALLGATHER, 0)?);
-            }
-        }
-        tracing::trace!(seq, bytes = data.len(), "PMIx allgather done");
-        Ok(out)
+        let packed = self.collective(Op::Allgather, 0, data)?;
+        wire::decode_parts(&packed, self.inner.size).map_err(OobError::Protocol)
     }
 
     fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError> {
@@ -335,30 +310,24 @@ impl Oob for PmixOob {
         if root >= size {
             return Err(OobError::InvalidRoot { root, size });
         }
-        let am_root = root == self.inner.rank;
-        if am_root {
+        // Only the root's bytes travel.
+        let mine = if root == self.inner.rank {
             check_len(data)?;
-        }
-        let mut seq_guard = self.inner.next_seq.lock();
-        let seq = *seq_guard;
-        *seq_guard += 1;
-        let value = am_root.then(|| Self::header(KIND_BROADCAST, root, data));
-        let k = self.put_and_fence(seq, value.as_deref(), true)?;
-        let got = if am_root {
-            data.to_vec()
+            data
         } else {
-            self.fetch(seq, &k, root, KIND_BROADCAST, root)?
+            &[]
         };
-        tracing::trace!(seq, root, bytes = got.len(), "PMIx broadcast done");
-        Ok(got)
+        self.collective(Op::Broadcast, root, mine)
     }
 
     fn barrier(&self) -> Result<(), OobError> {
-        let mut seq_guard = self.inner.next_seq.lock();
-        let seq = *seq_guard;
-        *seq_guard += 1;
-        self.put_and_fence(seq, None, false)?;
-        tracing::trace!(seq, "PMIx barrier done");
+        let r = self.collective(Op::Barrier, 0, &[])?;
+        if !r.is_empty() {
+            return Err(OobError::Protocol(format!(
+                "barrier reply carries {} byte(s)",
+                r.len()
+            )));
+        }
         Ok(())
     }
 

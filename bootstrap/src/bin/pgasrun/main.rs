@@ -3,7 +3,7 @@
 //! `args::USAGE` and docs/launcher.md.
 
 mod args;
-mod collective;
+use bootstrap::collective;
 mod conn;
 mod event;
 mod job;

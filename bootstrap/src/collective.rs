@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use bootstrap::wire::{self, Op};
+use crate::wire::{self, Op};
 
 /// A collective that every locale has joined.
 #[derive(Debug, PartialEq)]

@@ -1,0 +1,602 @@
+//! The collectives of a PMIx-launched job, over a TCP star run by locale 0
+//! (issue 39): PMIx is used once, to publish where that service listens.
+//!
+//! Why: every PMIx collective leaves its key in the launcher's store for the
+//! whole job (PMIx has no delete), and the server's fence work grows with the
+//! store: under Open MPI 4.1 / PMIx 4.2 a collective took 1.3 ms in the first
+//! 100 rounds of `oob_stress` and 28 ms in the ninth, and the generated litmus
+//! suite stalled on the multi-host bed after ~1,400 of them. Reusing keys does
+//! not work (a re-put key reads as not found on the other locales).
+//!
+//! So the first collective of a PMIx job starts this service in locale 0 (a
+//! listener on every IPv4 address of its host, an accept thread, one reader
+//! thread per locale and an engine thread running pgasrun's collective
+//! engine, [`crate::collective::Collectives`]); locale 0 puts one key,
+//! `pgas.oob.hub` (a random token, the port and its addresses), every locale
+//! fences once and connects, locale 0 included. From then on a collective is
+//! a frame to locale 0 and its answer, the same frames as under pgasrun
+//! (`wire::Msg::Collective`, `Result`, `Failed`): the launcher's key space
+//! stays at one key whatever the number of collectives.
+//!
+//! Failures: a mismatched collective fails on every locale (every later one
+//! too: the job cannot be in step any more); a locale whose connection closes
+//! while others wait for it fails their collective naming it; locale 0 gone
+//! fails every later collective naming locale 0. Deaths themselves are the
+//! launcher's to handle, as before.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::collective::{Collectives, Completed};
+use crate::error::OobError;
+use crate::wire::{Msg, Op, WireError};
+
+/// Give up reaching locale 0's service after this long.
+const CONNECT_DEADLINE: Duration = Duration::from_secs(30);
+/// One connection attempt to one address.
+const CONNECT_ATTEMPT: Duration = Duration::from_secs(2);
+/// Waiting for a hello (service side) or a welcome (locale side).
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Most addresses advertised.
+const MAX_ADDRS: usize = 32;
+/// Advertisement format byte.
+const AD_FORMAT: u8 = 1;
+
+/// Where locale 0's service listens, as put under PMIx.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HubAd {
+    /// Presented in every hello (a connection from another job is refused).
+    pub token: u64,
+    pub port: u16,
+    /// Locale 0's host's IPv4 addresses, loopback last.
+    pub addrs: Vec<Ipv4Addr>,
+}
+
+impl HubAd {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let n = self.addrs.len().min(MAX_ADDRS);
+        let mut v = Vec::with_capacity(12 + 4 * n);
+        v.push(AD_FORMAT);
+        v.extend_from_slice(&self.token.to_le_bytes());
+        v.extend_from_slice(&self.port.to_le_bytes());
+        v.push(n as u8);
+        for a in &self.addrs[..n] {
+            v.extend_from_slice(&a.octets());
+        }
+        v
+    }
+
+    /// Decodes locale 0's advertisement; `Err` says what is wrong with it.
+    pub(crate) fn decode(raw: &[u8]) -> Result<HubAd, String> {
+        let bad = |why: &str| {
+            format!(
+                "bad collective-service address ({} bytes): {why}",
+                raw.len()
+            )
+        };
+        if raw.len() < 12 {
+            return Err(bad("too short"));
+        }
+        if raw[0] != AD_FORMAT {
+            return Err(bad(&format!("format {}", raw[0])));
+        }
+        let token = u64::from_le_bytes(raw[1..9].try_into().expect("8 bytes"));
+        let port = u16::from_le_bytes([raw[9], raw[10]]);
+        let n = raw[11] as usize;
+        if n == 0 || n > MAX_ADDRS || raw.len() != 12 + 4 * n {
+            return Err(bad(&format!("{n} addresses")));
+        }
+        let addrs = raw[12..]
+            .chunks_exact(4)
+            .map(|c| Ipv4Addr::new(c[0], c[1], c[2], c[3]))
+            .collect();
+        Ok(HubAd { token, port, addrs })
+    }
+}
+
+/// This host's IPv4 addresses of interfaces that are up, loopback last.
+fn local_addrs() -> Vec<Ipv4Addr> {
+    let mut out = Vec::new();
+    let mut ifa: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `ifa` with a list we free below.
+    if unsafe { libc::getifaddrs(&mut ifa) } == 0 {
+        let mut p = ifa;
+        while !p.is_null() {
+            // SAFETY: `p` is a node of the list getifaddrs returned, live
+            // until freeifaddrs; `ifa_addr` may be NULL, and when its family
+            // is AF_INET it points at a sockaddr_in.
+            unsafe {
+                let a = (*p).ifa_addr;
+                let up = (*p).ifa_flags & libc::IFF_UP as u32 != 0;
+                if up && !a.is_null() && i32::from((*a).sa_family) == libc::AF_INET {
+                    let sin = &*(a as *const libc::sockaddr_in);
+                    let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+                    if !out.contains(&ip) {
+                        out.push(ip);
+                    }
+                }
+                p = (*p).ifa_next;
+            }
+        }
+        // SAFETY: frees the list getifaddrs returned, once.
+        unsafe { libc::freeifaddrs(ifa) };
+    }
+    out.sort_by_key(|ip| ip.is_loopback());
+    if !out.iter().any(Ipv4Addr::is_loopback) {
+        out.push(Ipv4Addr::LOCALHOST);
+    }
+    out.truncate(MAX_ADDRS);
+    out
+}
+
+fn random_token() -> u64 {
+    let mut h = RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish()
+}
+
+enum Event {
+    Joined(usize, TcpStream),
+    Frame(usize, Msg),
+    Closed(usize),
+}
+
+/// Starts the service for a job of `size` locales in this process (locale
+/// `host_rank`, answered last so that it cannot exit before the others have
+/// their answers); returns what to advertise.
+pub(crate) fn start(size: usize, host_rank: usize) -> Result<HubAd, OobError> {
+    let fail = |what: &str, e: std::io::Error| {
+        OobError::ConnectionLost(format!("starting the collective service: {what}: {e}"))
+    };
+    let listener = TcpListener::bind((Ipv4Addr::UNSPECIFIED, 0)).map_err(|e| fail("bind", e))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| fail("local_addr", e))?
+        .port();
+    let ad = HubAd {
+        token: random_token(),
+        port,
+        addrs: local_addrs(),
+    };
+    let (tx, rx) = mpsc::channel();
+    let token = ad.token;
+    let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
+        std::thread::Builder::new()
+            .name(name.into())
+            .stack_size(256 * 1024)
+            .spawn(f)
+            .map(drop)
+            .map_err(|e| fail("thread", e))
+    };
+    spawn(
+        "pgas-oob-hub-accept",
+        Box::new(move || accept_loop(listener, token, size, tx)),
+    )?;
+    spawn(
+        "pgas-oob-hub",
+        Box::new(move || engine(size, host_rank, rx)),
+    )?;
+    tracing::debug!(port, addrs = ?ad.addrs, "collective service started");
+    Ok(ad)
+}
+
+fn accept_loop(listener: TcpListener, token: u64, size: usize, tx: mpsc::Sender<Event>) {
+    let mut claimed = vec![false; size];
+    for conn in listener.incoming() {
+        let Ok(mut s) = conn else { continue };
+        let _ = s.set_nodelay(true);
+        let _ = s.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+        // Hellos are read here, one at a time: locales connect once each.
+        let hello = Msg::read_from(&mut s);
+        let rank = match hello {
+            Ok(Msg::Hello { job_id, rank, .. })
+                if job_id == token && (rank as usize) < size && !claimed[rank as usize] =>
+            {
+                rank as usize
+            }
+            Ok(Msg::Hello { job_id, rank, pid }) => {
+                tracing::warn!(job_id, rank, pid, "collective service: hello refused");
+                let _ = Msg::Reject {
+                    reason: "not a locale of this job, or a rank already connected".into(),
+                }
+                .write_to(&mut s);
+                continue;
+            }
+            other => {
+                tracing::warn!(?other, "collective service: no hello; connection dropped");
+                continue;
+            }
+        };
+        claimed[rank] = true;
+        let _ = s.set_read_timeout(None);
+        let (Ok(reader), true) = (
+            s.try_clone(),
+            Msg::Welcome { size: size as u32 }.write_to(&mut s).is_ok(),
+        ) else {
+            let _ = tx.send(Event::Closed(rank));
+            continue;
+        };
+        if tx.send(Event::Joined(rank, s)).is_err() {
+            return;
+        }
+        let tx = tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("pgas-oob-hub-read".into())
+            .stack_size(128 * 1024)
+            .spawn(move || read_loop(rank, reader, tx));
+        if spawned.is_err() {
+            tracing::warn!(rank, "collective service: cannot start a reader thread");
+        }
+    }
+}
+
+fn read_loop(rank: usize, mut conn: TcpStream, tx: mpsc::Sender<Event>) {
+    loop {
+        match Msg::read_from(&mut conn) {
+            Ok(m) => {
+                if tx.send(Event::Frame(rank, m)).is_err() {
+                    return;
+                }
+            }
+            Err(e) => {
+                if !matches!(e, WireError::Closed) {
+                    tracing::warn!(rank, error = %e, "collective service: connection dropped");
+                }
+                let _ = tx.send(Event::Closed(rank));
+                return;
+            }
+        }
+    }
+}
+
+struct Engine {
+    coll: Collectives,
+    writers: Vec<Option<TcpStream>>,
+    closed: Vec<bool>,
+    /// Once set, every collective fails with it (the job is out of step).
+    poisoned: Option<(Option<u32>, String)>,
+    host_rank: usize,
+}
+
+impl Engine {
+    fn send(&mut self, rank: usize, m: &Msg) {
+        if let Some(w) = self.writers[rank].as_mut() {
+            if w.write_all(&m.encode()).is_err() {
+                self.writers[rank] = None;
+            }
+        }
+    }
+
+    /// Sends `m(rank)` to `ranks`, the service's own locale last.
+    fn send_all(&mut self, ranks: &[usize], m: impl Fn(usize) -> Msg) {
+        let mut order: Vec<usize> = ranks
+            .iter()
+            .copied()
+            .filter(|&r| r != self.host_rank)
+            .collect();
+        if ranks.contains(&self.host_rank) {
+            order.push(self.host_rank);
+        }
+        for r in order {
+            self.send(r, &m(r));
+        }
+    }
+
+    fn poison(&mut self, seq: u64, peer: Option<u32>, detail: String, waiting: Vec<usize>) {
+        tracing::warn!(seq, detail, "collective service: collective failed");
+        let d = detail.clone();
+        self.send_all(&waiting, |_| Msg::Failed {
+            seq,
+            peer,
+            detail: d.clone(),
+        });
+        self.poisoned = Some((peer, detail));
+    }
+
+    /// A closed locale that the collective in flight waits for fails it.
+    fn check_missing(&mut self) {
+        let Some((seq, op, missing)) = self.coll.waiting() else {
+            return;
+        };
+        if let Some(&gone) = missing.iter().find(|&&r| self.closed[r]) {
+            let detail = format!(
+                "locale {gone} closed its connection to the collective service without \
+                 joining collective #{seq} ({}) that locale(s) {:?} wait in",
+                op.name(),
+                self.coll.joined()
+            );
+            let joined = self.coll.joined();
+            self.poison(seq, Some(gone as u32), detail, joined);
+        }
+    }
+
+    fn contribute(&mut self, rank: usize, seq: u64, op: Op, root: u32, data: Vec<u8>) {
+        if let Some((peer, detail)) = self.poisoned.clone() {
+            self.send(rank, &Msg::Failed { seq, peer, detail });
+            return;
+        }
+        match self.coll.contribute(rank, seq, op, root, data) {
+            Ok(None) => self.check_missing(),
+            Ok(Some(Completed { seq, outcome, .. })) => {
+                let all: Vec<usize> = (0..self.writers.len()).collect();
+                match outcome {
+                    Ok(data) => self.send_all(&all, |_| Msg::Result {
+                        seq,
+                        data: data.clone(),
+                    }),
+                    Err(detail) => self.send_all(&all, |_| Msg::Failed {
+                        seq,
+                        peer: None,
+                        detail: detail.clone(),
+                    }),
+                }
+            }
+            Err(e) => {
+                let mut waiting = self.coll.joined();
+                if !waiting.contains(&rank) {
+                    waiting.push(rank);
+                }
+                self.poison(seq, None, e.to_string(), waiting);
+            }
+        }
+    }
+}
+
+fn engine(size: usize, host_rank: usize, rx: mpsc::Receiver<Event>) {
+    let mut e = Engine {
+        coll: Collectives::new(size),
+        writers: (0..size).map(|_| None).collect(),
+        closed: vec![false; size],
+        poisoned: None,
+        host_rank,
+    };
+    while let Ok(ev) = rx.recv() {
+        match ev {
+            Event::Joined(rank, w) => e.writers[rank] = Some(w),
+            Event::Frame(
+                rank,
+                Msg::Collective {
+                    seq,
+                    op,
+                    root,
+                    data,
+                },
+            ) => e.contribute(rank, seq, op, root, data),
+            Event::Frame(rank, other) => {
+                tracing::warn!(
+                    rank,
+                    msg = other.name(),
+                    "collective service: frame ignored"
+                )
+            }
+            Event::Closed(rank) => {
+                e.closed[rank] = true;
+                e.writers[rank] = None;
+                e.check_missing();
+            }
+        }
+    }
+}
+
+/// A locale's connection to locale 0's service.
+pub(crate) struct HubClient {
+    stream: TcpStream,
+}
+
+impl HubClient {
+    /// Connects to the advertised service as `rank` of a job of `size`
+    /// (locale 0 tries loopback first, the others in advertised order).
+    pub(crate) fn connect(ad: &HubAd, rank: usize, size: usize) -> Result<HubClient, OobError> {
+        let mut addrs = ad.addrs.clone();
+        if rank == 0 {
+            addrs.sort_by_key(|ip| !ip.is_loopback());
+        }
+        let start = Instant::now();
+        let mut backoff = Duration::from_millis(20);
+        loop {
+            let mut errors = Vec::new();
+            for ip in &addrs {
+                let sa = SocketAddr::new(IpAddr::V4(*ip), ad.port);
+                match Self::try_one(sa, ad.token, rank, size) {
+                    Ok(s) => {
+                        tracing::debug!(rank, addr = %sa, "connected to the collective service");
+                        return Ok(HubClient { stream: s });
+                    }
+                    Err(e) => errors.push(format!("{sa}: {e}")),
+                }
+            }
+            if start.elapsed() + backoff >= CONNECT_DEADLINE {
+                return Err(OobError::ConnectionLost(format!(
+                    "cannot reach locale 0's collective service within {CONNECT_DEADLINE:?} \
+                     ({})",
+                    errors.join("; ")
+                )));
+            }
+            std::thread::sleep(backoff);
+            backoff = (backoff * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    fn try_one(sa: SocketAddr, token: u64, rank: usize, size: usize) -> Result<TcpStream, String> {
+        let mut s = TcpStream::connect_timeout(&sa, CONNECT_ATTEMPT).map_err(|e| e.to_string())?;
+        let _ = s.set_nodelay(true);
+        s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))
+            .map_err(|e| e.to_string())?;
+        Msg::Hello {
+            job_id: token,
+            rank: rank as u32,
+            pid: std::process::id(),
+        }
+        .write_to(&mut s)
+        .map_err(|e| e.to_string())?;
+        match Msg::read_from(&mut s).map_err(|e| e.to_string())? {
+            Msg::Welcome { size: n } if n as usize == size => {}
+            Msg::Welcome { size: n } => return Err(format!("service of a job of {n} locales")),
+            Msg::Reject { reason } => return Err(format!("refused: {reason}")),
+            other => return Err(format!("answered {}", other.name())),
+        }
+        s.set_read_timeout(None).map_err(|e| e.to_string())?;
+        Ok(s)
+    }
+
+    /// Runs collective `seq`; returns the result bytes (packed parts for an
+    /// allgather).
+    pub(crate) fn collective(
+        &mut self,
+        seq: u64,
+        op: Op,
+        root: usize,
+        data: &[u8],
+    ) -> Result<Vec<u8>, OobError> {
+        let gone = |e: &dyn std::fmt::Display| OobError::PeerDied {
+            rank: 0,
+            detail: format!(
+                "lost the connection to locale 0's collective service in {} #{seq}: {e}",
+                op.name()
+            ),
+        };
+        let frame = Msg::Collective {
+            seq,
+            op,
+            root: root as u32,
+            data: data.to_vec(),
+        };
+        frame.write_to(&mut self.stream).map_err(|e| gone(&e))?;
+        match Msg::read_from(&mut self.stream) {
+            Ok(Msg::Result { seq: s, data }) if s == seq => Ok(data),
+            Ok(Msg::Failed {
+                seq: s,
+                peer,
+                detail,
+            }) if s == seq => Err(match peer {
+                Some(p) => OobError::PeerDied {
+                    rank: p as usize,
+                    detail,
+                },
+                None => OobError::CollectiveFailed(detail),
+            }),
+            Ok(other) => Err(OobError::Protocol(format!(
+                "collective service answered {} while waiting for #{seq}",
+                other.name()
+            ))),
+            Err(WireError::Malformed(m)) => Err(OobError::Protocol(m)),
+            Err(e) => Err(gone(&e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire;
+
+    #[test]
+    fn advertisement_round_trips_and_bad_ones_are_refused() {
+        let ad = HubAd {
+            token: 0x0123_4567_89ab_cdef,
+            port: 4242,
+            addrs: vec![Ipv4Addr::new(10, 77, 0, 1), Ipv4Addr::LOCALHOST],
+        };
+        let raw = ad.encode();
+        assert_eq!(HubAd::decode(&raw).unwrap(), ad);
+        for cut in 0..raw.len() {
+            assert!(HubAd::decode(&raw[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut extra = raw.clone();
+        extra.push(0);
+        assert!(HubAd::decode(&extra).is_err());
+        let mut fmt = raw;
+        fmt[0] = 9;
+        assert!(HubAd::decode(&fmt).unwrap_err().contains("format 9"));
+        assert!(local_addrs().contains(&Ipv4Addr::LOCALHOST));
+    }
+
+    fn clients(n: usize) -> Vec<HubClient> {
+        let ad = start(n, 0).unwrap();
+        (0..n)
+            .map(|r| HubClient::connect(&ad, r, n).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn collectives_through_the_service() {
+        let cs = clients(3);
+        let hs: Vec<_> = cs
+            .into_iter()
+            .enumerate()
+            .map(|(r, mut c)| {
+                std::thread::spawn(move || {
+                    for seq in 0..300u64 {
+                        let mine = format!("{r}:{seq}").into_bytes();
+                        let got = c.collective(seq, Op::Allgather, 0, &mine).unwrap();
+                        let parts = wire::decode_parts(&got, 3).unwrap();
+                        for (p, part) in parts.iter().enumerate() {
+                            assert_eq!(part, format!("{p}:{seq}").as_bytes());
+                        }
+                    }
+                    c.collective(300, Op::Barrier, 0, &[]).unwrap();
+                    let b = if r == 2 { &b"root"[..] } else { &[][..] };
+                    assert_eq!(c.collective(301, Op::Broadcast, 2, b).unwrap(), b"root");
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn mismatch_and_a_closed_locale_fail_every_waiter() {
+        let mut cs = clients(3);
+        let c2 = cs.pop().unwrap();
+        let mut c1 = cs.pop().unwrap();
+        let mut c0 = cs.pop().unwrap();
+        let t = std::thread::spawn(move || c1.collective(0, Op::Allgather, 0, b"x"));
+        let e = c0.collective(0, Op::Barrier, 0, &[]);
+        let e1 = t.join().unwrap();
+        let both = format!("{e:?} {e1:?}");
+        assert!(
+            both.contains("collective mismatch at collective #0"),
+            "{both}"
+        );
+        assert!(e.is_err() && e1.is_err(), "{both}");
+        // Later collectives fail too, without waiting for locale 2.
+        assert!(c0.collective(1, Op::Barrier, 0, &[]).is_err());
+        drop(c2);
+
+        let mut cs = clients(2);
+        let c1 = cs.pop().unwrap();
+        let mut c0 = cs.pop().unwrap();
+        drop(c1);
+        match c0.collective(0, Op::Barrier, 0, &[]) {
+            Err(OobError::PeerDied { rank: 1, detail }) => {
+                assert!(detail.contains("without joining collective #0"), "{detail}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_wrong_token_is_refused() {
+        let mut ad = start(1, 0).unwrap();
+        ad.token ^= 1;
+        ad.addrs = vec![Ipv4Addr::LOCALHOST];
+        let e = HubClient::try_one(
+            SocketAddr::from((Ipv4Addr::LOCALHOST, ad.port)),
+            ad.token,
+            0,
+            1,
+        )
+        .unwrap_err();
+        assert!(e.contains("refused"), "{e}");
+    }
+}
