@@ -44,9 +44,12 @@ pub struct Caf {
     pub(crate) seen: Mutex<Vec<u64>>,
     /// The team stack: `[0]` is the initial team, the last the current one.
     teams: Mutex<Vec<Arc<TeamRec>>>,
-    /// `PGAS_CAF_WEAKEN=no-segment-fence` (negative control of the Fortran
-    /// litmus family): image control statements skip their visibility
-    /// forcing. Breaks the memory model; tests only.
+    /// `PGAS_CAF_WEAKEN=no-segment-fence` (a negative control of the
+    /// Fortran litmus family): image control statements skip their
+    /// visibility forcing. Tests only. Alone it breaks nothing observable:
+    /// the runtime's atomic that notifies the partners forces too; it is
+    /// caught where that atomic does not (SYNC MEMORY before a CPU-route
+    /// atomic with `PGAS_MCM_WEAKEN=local-amo-no-force`; docs/coarrays.md).
     pub weaken_segments: bool,
     /// STOP / FAIL IMAGE / finalize already ran on this image.
     pub(crate) ended: AtomicBool,
@@ -187,6 +190,14 @@ impl Caf {
     /// The segment boundary of an image control statement: everything this
     /// image wrote before it is visible everywhere (skipped under the
     /// negative control `PGAS_CAF_WEAKEN=no-segment-fence`).
+    ///
+    /// Redundant with the runtime in every statement as the runtime stands
+    /// (each notifies its partners with an atomic, an AM or a collective,
+    /// which force the caller's stores first in every MCM mode) and kept as
+    /// a defence in depth: the segment rule holds by this step whatever
+    /// the runtime does at its atomics. Load-bearing at SYNC MEMORY when
+    /// the user's atomic after it does not force (docs/coarrays.md,
+    /// "Memory model").
     pub fn end_segment(&self) -> runtime_shim::Result<()> {
         if self.weaken_segments {
             return Ok(());
