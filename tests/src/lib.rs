@@ -6,10 +6,9 @@
 //! binaries serve the tests, the README and the study.
 
 pub mod expect;
-pub mod litmus_c;
-pub mod litmus_gen;
-pub mod litmus_oracle;
-pub mod litmus_report;
+pub mod litmus;
+/// The C / OpenSHMEM front end of the litmus engine, by its older name.
+pub use litmus::front::c as litmus_c;
 
 /// For the probe programs (`tests/examples`): returns
 /// `Err("<message> (line N)")` from the enclosing function unless the

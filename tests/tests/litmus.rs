@@ -1,6 +1,6 @@
 //! The multi-process litmus conformance suite (`shared/LITMUS.md`): every
 //! litmus test, in every MCM mode each provider honours, at 8 B, inject + 1
-//! and 1 MiB, checked against the SC oracle (`pgas_tests::litmus_oracle`);
+//! and 1 MiB, checked against the SC oracle (`pgas_tests::litmus::oracle`);
 //! then the negative control (`PGAS_MCM_WEAKEN`), reported, with one
 //! assertion that the suite catches the weakening where it is known to.
 //!
@@ -13,7 +13,7 @@
 //! LITMUS_FULL=1 LITMUS_REPORT=/tmp/litmus.md cargo test --release -p pgas-tests --test litmus
 //! ```
 
-use pgas_tests::litmus_report::{plan, render, run, JobResult};
+use pgas_tests::litmus::report::{plan, render, run, JobResult};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// `YYYY-MM-DD hh:mm UTC` of now (no date crate in the workspace).
@@ -69,8 +69,8 @@ fn litmus_conformance_and_negative_control() {
             },
             utc_now(),
             std::env::var("LITMUS_SEED").unwrap_or_else(|_| "1".into()),
-            pgas_tests::litmus_report::LOCALES,
-            pgas_tests::litmus_report::WORKERS,
+            pgas_tests::litmus::report::LOCALES,
+            pgas_tests::litmus::report::WORKERS,
             conf.len(),
             t_conf.as_secs_f64(),
             neg.len(),

@@ -1,4 +1,4 @@
-//! The generated litmus programs (`pgas_tests::litmus_gen`), run through the
+//! The generated litmus programs (`pgas_tests::litmus::generated`), run through the
 //! public API of `runtime-shim` on every provider in every MCM mode it
 //! honours, plus cells on the intra-node mapped path (`PGAS_LOCAL_PATH=mapped`),
 //! with atomics forced through the CPU route (`PGAS_AMO_VIA_AM=1`) and with
@@ -19,7 +19,8 @@
 //! `LITMUS_GEN_CELLS=<text>` keeps the cells whose "provider mode label"
 //! contains the text.)
 
-use pgas_tests::{example, launch, litmus_gen};
+use pgas_tests::litmus::generated as litmus_gen;
+use pgas_tests::{example, launch};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};

@@ -9,7 +9,7 @@
 //! ordering on its own. This module describes each program once, as threads
 //! of whole steps ([`Step`]); from that description it *generates* the C
 //! source for either API ([`emit_c`]) and asks the same SC oracle as the
-//! Rust suites ([`crate::litmus_oracle`]) which outcomes are allowed
+//! Rust suites ([`crate::litmus::oracle`]) which outcomes are allowed
 //! ([`allowed`]). The C program runs every program many times with random
 //! delays, stamps every value with its iteration (so data of an earlier
 //! iteration reads as `old`, a half-written buffer as `torn`) and prints
@@ -22,7 +22,7 @@
 //! CoWW on one word, two contexts (a context's `quiet` before a flag on
 //! another), and a team context addressing PEs by their team number.
 
-use crate::litmus_oracle::{outcome_of, Op, Program};
+use crate::litmus::oracle::{outcome_of, Op, Program};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -324,7 +324,7 @@ pub fn allowed(p: &CProg) -> BTreeSet<String> {
                     | Step::CtxSet(_, x, v)
                     | Step::TeamPut(x, v) => vec![Op::Write(l(x), v)],
                     Step::AtomicFetch(x, r) | Step::Get(x, r) => {
-                        vec![Op::Read { loc: l(x), reg: r }]
+                        vec![Op::read(l(x), r)]
                     }
                     Step::FetchAdd(x, a, r) => vec![Op::FetchAdd {
                         loc: l(x),

@@ -1,6 +1,8 @@
-//! The SC oracle of the multi-process litmus suite (`shared/LITMUS.md`).
+//! The SC oracle of the litmus engine for programs over named locations
+//! (the hand-written fixtures of [`super::fixtures`] and the C / OpenSHMEM
+//! front end, [`super::front::c`]).
 //!
-//! Each litmus test is written here as a tiny program of *whole* operations
+//! Each litmus test is written as a tiny program of *whole* operations
 //! (a PUT, a GET, an atomic, a local store or load, a wait for a flag are one
 //! indivisible step each). [`Program::allowed`] enumerates every interleaving
 //! of the threads' steps that respects program order and the waits, and
@@ -74,6 +76,13 @@ pub struct Enumeration {
     /// Whether some interleaving got stuck (every unfinished thread waiting
     /// for a value that can no longer come): a bug in the program.
     pub deadlock: bool,
+}
+
+impl Op {
+    /// `reg = loc`.
+    pub fn read(loc: &'static str, reg: &'static str) -> Op {
+        Op::Read { loc, reg }
+    }
 }
 
 impl Program {
@@ -195,18 +204,6 @@ pub fn outcome_of<K: AsRef<str>, V: AsRef<str>>(kv: impl IntoIterator<Item = (K,
 /// exactly what `n` increments starting from 0 give.
 pub const AMO_COUNT_OK: &str = "count=exact";
 
-/// AMO-count's summary: the counter ends at the number of increments and the
-/// fetched values are 0..total, each once; anything else is spelled out.
-/// Fetch registers are the locations whose names start with `f`.
-fn amo_count_summary(fin: &Final) -> String {
-    let fetched: Vec<u64> = fin
-        .iter()
-        .filter(|(k, _)| k.starts_with('f'))
-        .map(|(_, v)| *v)
-        .collect();
-    amo_count_label(fin["c"], 0, &fetched)
-}
-
 /// AMO-count's outcome for a counter that went from `start` to `end` while
 /// `fetched` were the values the increments returned.
 pub fn amo_count_label(end: u64, start: u64, fetched: &[u64]) -> String {
@@ -231,173 +228,10 @@ pub fn amo_count_label(end: u64, start: u64, fetched: &[u64]) -> String {
     )
 }
 
-/// The programs of the suite, by base test name (variants share them: sizes,
-/// non-blocking forms, worker placement and the SELF-* forms change how the
-/// operations are carried out, not what SC allows). `None` for an unknown name.
-///
-/// Synchronisation the runner performs with a launcher barrier after a task
-/// ended, a spin wait, or an on-statement's reply is an `Await` on a flag
-/// location here.
-pub fn program(test: &str) -> Option<Program> {
-    use Op::*;
-    let p = match test {
-        // L0: buf = 1; put(y, buf); buf = 2; task end. L1 (after): r = y.
-        "PUT-SRC" => Program::new(
-            vec![
-                vec![
-                    Write("buf", 1),
-                    Copy {
-                        dst: "y",
-                        src: "buf",
-                    },
-                    Write("buf", 2),
-                    Write("end", 1),
-                ],
-                vec![Await("end", 1), Read { loc: "y", reg: "r" }],
-            ],
-            &["r"],
-        ),
-        // y = 2 on L1 before the start. L0: x = get(y); x = 1; r = x; x is
-        // read once more at the end (a late GET landing would show there).
-        "GET-DST" => Program::new(
-            vec![
-                vec![Write("y", 2), Write("start", 1)],
-                vec![
-                    Await("start", 1),
-                    Copy { dst: "x", src: "y" },
-                    Write("x", 1),
-                    Read { loc: "x", reg: "r" },
-                ],
-            ],
-            &["r", "x"],
-        ),
-        // L0: put(x, 1); r = get(x).
-        "RAW" => Program::new(
-            vec![vec![Write("x", 1), Read { loc: "x", reg: "r" }]],
-            &["r"],
-        ),
-        // L0: put(x, 1); put(x, 2); task end. Some locale (after): r = x.
-        "WAW" => Program::new(
-            vec![
-                vec![Write("x", 1), Write("x", 2), Write("end", 1)],
-                vec![Await("end", 1), Read { loc: "x", reg: "r" }],
-            ],
-            &["r"],
-        ),
-        // L0: put(d, 1); f.write(1). Reader: wait f == 1; r = d.
-        "MP-ATOMIC" => Program::new(
-            vec![
-                vec![Write("d", 1), Write("f", 1)],
-                vec![Await("f", 1), Read { loc: "d", reg: "r" }],
-            ],
-            &["r"],
-        ),
-        // L0: put(d, 1); on L1 { r = d } (the request and its reply are the flags).
-        "MP-AM" => Program::new(
-            vec![
-                vec![Write("d", 1), Write("req", 1), Await("done", 1)],
-                vec![
-                    Await("req", 1),
-                    Read { loc: "d", reg: "r" },
-                    Write("done", 1),
-                ],
-            ],
-            &["r"],
-        ),
-        // Two children each store their slot and end; the parent joins both
-        // and reads the slots.
-        "TASK-END" => Program::new(
-            vec![
-                vec![Write("a1", 1), Write("e1", 1)],
-                vec![Write("a2", 1), Write("e2", 1)],
-                vec![
-                    Await("e1", 1),
-                    Await("e2", 1),
-                    Read {
-                        loc: "a1",
-                        reg: "r1",
-                    },
-                    Read {
-                        loc: "a2",
-                        reg: "r2",
-                    },
-                ],
-            ],
-            &["r1", "r2"],
-        ),
-        // L0: put(d, 1); begin { r = get(d) }.
-        "TASK-CREATE" => Program::new(
-            vec![
-                vec![Write("d", 1), Write("begin", 1)],
-                vec![Await("begin", 1), Read { loc: "d", reg: "r" }],
-            ],
-            &["r"],
-        ),
-        // L0: x.write(1); r0 = y.read(). L1: y.write(1); r1 = x.read().
-        "SB-ATOMIC" => Program::new(
-            vec![
-                vec![
-                    Write("x", 1),
-                    Read {
-                        loc: "y",
-                        reg: "r0",
-                    },
-                ],
-                vec![
-                    Write("y", 1),
-                    Read {
-                        loc: "x",
-                        reg: "r1",
-                    },
-                ],
-            ],
-            &["r0", "r1"],
-        ),
-        // Three tasks, two fetch_adds each (the runner uses more; the
-        // summary does not depend on how many).
-        "AMO-COUNT" => {
-            let adds = |a: &'static str, b: &'static str| {
-                vec![
-                    FetchAdd {
-                        loc: "c",
-                        add: 1,
-                        reg: Some(a),
-                    },
-                    FetchAdd {
-                        loc: "c",
-                        add: 1,
-                        reg: Some(b),
-                    },
-                ]
-            };
-            Program {
-                threads: vec![adds("f0a", "f0b"), adds("f1a", "f1b"), adds("f2a", "f2b")],
-                report: vec![],
-                summarize: Some(amo_count_summary),
-            }
-        }
-        _ => return None,
-    };
-    Some(p)
-}
-
-/// Base test names the oracle knows, in report order.
-pub const BASE_TESTS: [&str; 10] = [
-    "PUT-SRC",
-    "GET-DST",
-    "RAW",
-    "WAW",
-    "MP-ATOMIC",
-    "MP-AM",
-    "TASK-END",
-    "TASK-CREATE",
-    "SB-ATOMIC",
-    "AMO-COUNT",
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::litmus::fixtures::{amo_count_summary, program, BASE_TESTS};
 
     fn set(v: &[&str]) -> BTreeSet<String> {
         v.iter().map(|s| s.to_string()).collect()
@@ -439,20 +273,8 @@ mod tests {
         use Op::*;
         let p = Program::new(
             vec![
-                vec![
-                    Read {
-                        loc: "y",
-                        reg: "r0",
-                    },
-                    Write("x", 1),
-                ],
-                vec![
-                    Write("y", 1),
-                    Read {
-                        loc: "x",
-                        reg: "r1",
-                    },
-                ],
+                vec![Op::read("y", "r0"), Write("x", 1)],
+                vec![Write("y", 1), Op::read("x", "r1")],
             ],
             &["r0", "r1"],
         );
@@ -466,16 +288,7 @@ mod tests {
         let p = Program::new(
             vec![
                 vec![Write("d", 1), Write("f", 1)],
-                vec![
-                    Read {
-                        loc: "f",
-                        reg: "rf",
-                    },
-                    Read {
-                        loc: "d",
-                        reg: "rd",
-                    },
-                ],
+                vec![Op::read("f", "rf"), Op::read("d", "rd")],
             ],
             &["rf", "rd"],
         );
@@ -525,13 +338,7 @@ mod tests {
         use Op::*;
         let p = Program {
             threads: vec![
-                vec![
-                    Read {
-                        loc: "c",
-                        reg: "fa",
-                    },
-                    Write("c", 1),
-                ],
+                vec![Op::read("c", "fa"), Write("c", 1)],
                 vec![FetchAdd {
                     loc: "c",
                     add: 1,

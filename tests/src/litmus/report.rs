@@ -387,7 +387,7 @@ fn size_name(size: usize) -> String {
 fn histogram_cell(insts: &[&Instance]) -> String {
     let allowed = insts
         .first()
-        .and_then(|i| crate::litmus_oracle::program(&i.base))
+        .and_then(|i| crate::litmus::fixtures::program(&i.base))
         .map(|p| p.allowed().outcomes)
         .unwrap_or_default();
     let mut hist: BTreeMap<&str, usize> = BTreeMap::new();
@@ -431,7 +431,7 @@ fn histogram_cell(insts: &[&Instance]) -> String {
 fn forbidden_outcomes(insts: &[&Instance]) -> Vec<String> {
     let allowed = insts
         .first()
-        .and_then(|i| crate::litmus_oracle::program(&i.base))
+        .and_then(|i| crate::litmus::fixtures::program(&i.base))
         .map(|p| p.allowed().outcomes)
         .unwrap_or_default();
     let mut out: Vec<String> = Vec::new();

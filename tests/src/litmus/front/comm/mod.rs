@@ -1,0 +1,457 @@
+//! The comm-layer front end of the litmus engine: runs the hand-written
+//! fixtures of `shared/LITMUS.md` ([`crate::litmus::fixtures`]) through
+//! `comm_ofi::Comm` and the AM layer, under `pgasrun` (at least 3 locales;
+//! locales 3.. only join the barriers). `tests/examples/litmus.rs` is its
+//! main:
+//!
+//! ```text
+//! PGAS_NUM_WORKERS=3 pgasrun -n 3 litmus [TEST,...|all|plain|self|rma|sync|atomic]
+//! ```
+//!
+//! Every test runs `LITMUS_ITERS` times per size (`LITMUS_ITERS_LARGE` at
+//! 1 MiB) with seeded random spins between its steps, and the outcome of each
+//! iteration is checked against the fixture's oracle program
+//! ([`crate::litmus::oracle`]).
+//! Tasks run on `PGAS_NUM_WORKERS` (at least 3) worker threads per locale,
+//! each bound to its own transmit context with `Comm::bind_worker`; which
+//! worker runs which task is drawn per iteration. On-statements go through
+//! the AM layer; the launcher barrier between steps (`comm.oob().barrier()`)
+//! orders nothing in the network, so visibility always comes from the
+//! layer's own boundaries (task end, task create, on-statement reply, AMOs).
+//!
+//! Locale 0 prints one `litmus` line per (test, size): the outcome
+//! histogram, the forbidden count and the allowed outcomes never seen
+//! (coverage gaps), plus a `litmus-forbidden` line for the first few
+//! forbidden outcomes (test, mode, provider, size, iteration, who ran it).
+//! Exit status 1 if a forbidden outcome was seen, unless `PGAS_MCM_WEAKEN`
+//! is set (a negative control: reported, not failed).
+//!
+//! Environment: `LITMUS_ITERS` (200), `LITMUS_ITERS_LARGE` (ITERS / 8, at
+//! least 2), `LITMUS_SIZES` (`8,inject+1,1M`), `LITMUS_SEED` (1),
+//! `LITMUS_DELAY` (largest random spin, 1000), `LITMUS_AMO_K` (fetch_adds
+//! per task, 4), `LITMUS_SHOW` (forbidden outcomes detailed per test, 5).
+
+mod mem;
+mod pool;
+mod report;
+mod steps;
+
+use crate::e;
+use crate::litmus::fixtures::{instances, Fixture, Inst};
+use crate::litmus::rng::Rng;
+use crate::litmus::value::Label;
+use amhandler::{Am, FnId, Options, Registry};
+use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr, Locale};
+use mem::{classify, fill, slice, slice_mut, stamp, F_X, F_Y, SLOT, SLOTS};
+use pool::Pool;
+use report::{Report, RunCtx};
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+type R<T = ()> = Result<T, String>;
+
+struct Env {
+    comm: Arc<Comm>,
+    am: Arc<Am>,
+    pool: Pool,
+    workers: usize,
+    here: Locale,
+    slots: u64,
+    flags: u64,
+    classify_fn: FnId,
+    put_fn: FnId,
+    seed: u64,
+    max_delay: u64,
+    amo_k: usize,
+    /// SB-ATOMIC's start skew (ns), set by `calibrate`.
+    skew_ns: AtomicU64,
+}
+
+/// What one locale saw in one iteration.
+#[derive(Default)]
+struct Part {
+    kv: Vec<(String, String)>,
+    info: Vec<String>,
+}
+
+impl Part {
+    fn set(&mut self, k: &str, v: impl Into<String>) {
+        self.kv.push((k.to_string(), v.into()));
+    }
+    fn note(&mut self, s: impl Into<String>) {
+        self.info.push(s.into());
+    }
+    /// TASK-END's outcome: what the parent read of each child's slot.
+    fn set_children(&mut self, r: &[Label]) {
+        for (k, l) in r.iter().enumerate() {
+            self.set(&format!("r{}", k + 1), l.text());
+        }
+    }
+}
+
+/// Arguments of the `put` body.
+struct PutArgs {
+    dst: GlobalAddr,
+    src: u64,
+    size: usize,
+    inst: u64,
+    it: u64,
+    v: u64,
+    seed: u64,
+}
+
+fn enc(ws: &[u64]) -> Vec<u8> {
+    ws.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+fn dec(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect()
+}
+
+impl Env {
+    fn slot(&self, i: usize) -> u64 {
+        self.slots + (i * SLOT) as u64
+    }
+    fn slot_on(&self, i: usize, locale: Locale) -> R<GlobalAddr> {
+        self.comm
+            .symmetric(GlobalAddr::new(self.here, self.slot(i)), locale)
+            .map_err(e("symmetric"))
+    }
+    fn flag_on(&self, f: u64, locale: Locale) -> R<GlobalAddr> {
+        self.comm
+            .symmetric(GlobalAddr::new(self.here, self.flags + 64 * f), locale)
+            .map_err(e("symmetric"))
+    }
+
+    /// Reads the buffer at `at` (here: a load; elsewhere: a GET into slot
+    /// `via`) and classifies it.
+    fn read(&self, at: GlobalAddr, via: usize, size: usize, inst: u64, it: u64) -> R<Label> {
+        if at.locale == self.here {
+            return Ok(classify(at.addr, size, inst, it));
+        }
+        let dst = self.slot(via);
+        self.comm.get(slice_mut(dst, size), at).map_err(e("get"))?;
+        Ok(classify(dst, size, inst, it))
+    }
+
+    fn amo_write(&self, at: GlobalAddr, v: u64) -> R {
+        self.am
+            .amo(at, AmoType::U64, AmoOp::Write, v, 0, false)
+            .map_err(e("amo write"))?;
+        Ok(())
+    }
+    fn amo_read(&self, at: GlobalAddr) -> R<u64> {
+        self.am
+            .amo(at, AmoType::U64, AmoOp::Read, 0, 0, true)
+            .map_err(e("amo read"))
+    }
+
+    fn task_end(&self) -> R {
+        self.comm.task_end().map_err(e("task_end"))
+    }
+
+    fn rng(&self, inst: &Inst, it: u64, who: u64) -> Rng {
+        Rng::new(&[self.seed, inst.id, it, who])
+    }
+
+    /// Runs one instance on this locale; locale 0 returns the report.
+    fn run(self: &Arc<Self>, inst: &Inst, ctx: &RunCtx) -> R<Option<Report>> {
+        let started = Instant::now();
+        if inst.kind == Fixture::SbAtomic {
+            self.calibrate(inst)?;
+        }
+        let mut lines = String::new();
+        for it in 0..inst.iters as u64 {
+            let part = self.iteration(inst, it)?;
+            lines.push_str(&format!(
+                "{it}|{}|{}\n",
+                part.kv
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                part.info.join(",")
+            ));
+        }
+        let all = self
+            .comm
+            .oob()
+            .allgather(lines.as_bytes())
+            .map_err(e("allgather"))?;
+        // Everything settled before the next instance starts.
+        self.comm.barrier().map_err(e("barrier"))?;
+        if self.here != 0 {
+            return Ok(None);
+        }
+        let mut rep = ctx.compose(inst, &all, started.elapsed());
+        if inst.kind == Fixture::SbAtomic {
+            rep.line.push_str(&format!(
+                "\tskew_ns={}",
+                self.skew_ns.load(Ordering::Relaxed)
+            ));
+        }
+        Ok(Some(rep))
+    }
+
+    /// SB-ATOMIC's start skew: the slower of the two actors' time for one
+    /// atomic write and read of the test words (median of 15), agreed by all.
+    fn calibrate(self: &Arc<Self>, inst: &Inst) -> R {
+        let loc = if inst.selfish { 0 } else { 2 };
+        let mine = self.flag_on(if self.here == 0 { F_X } else { F_Y }, loc)?;
+        let v = stamp(inst.id, 0, 0);
+        let ns = if self.here <= 1 {
+            self.pool
+                .spawn(0, {
+                    let env = self.clone();
+                    move || {
+                        let mut t = Vec::new();
+                        for _ in 0..15 {
+                            let t0 = Instant::now();
+                            env.amo_write(mine, v)?;
+                            env.amo_read(mine)?;
+                            t.push(t0.elapsed().as_nanos() as u64);
+                        }
+                        t.sort_unstable();
+                        env.task_end()?;
+                        Ok(t[t.len() / 2])
+                    }
+                })
+                .join()?
+        } else {
+            0
+        };
+        let all = self
+            .comm
+            .oob()
+            .allgather(&ns.to_le_bytes())
+            .map_err(e("allgather"))?;
+        let skew = all
+            .iter()
+            .filter_map(|b| {
+                b.get(..8)
+                    .map(|b| u64::from_le_bytes(b.try_into().expect("8")))
+            })
+            .max()
+            .unwrap_or(0);
+        self.skew_ns.store(skew, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The start of an iteration: owners have reset their words.
+    fn start(&self) -> R {
+        self.comm.oob().barrier().map_err(e("oob barrier"))
+    }
+
+    /// The end of an iteration: a launcher barrier, which forces nothing.
+    fn end(&self) -> R {
+        self.comm.oob().barrier().map_err(e("oob barrier"))
+    }
+}
+
+// ---------------------------------------------------------------------------
+
+fn env_num(name: &str, default: u64) -> R<u64> {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .map_err(|_| format!("{name}={v:?}: expected a number")),
+        Err(_) => Ok(default),
+    }
+}
+
+fn parse_sizes(spec: &str, inject: usize) -> R<Vec<usize>> {
+    spec.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let v = match s {
+                "inject+1" => Some(inject + 1),
+                _ => {
+                    let (num, mul) = match s.as_bytes().last() {
+                        Some(b'K' | b'k') => (&s[..s.len() - 1], 1 << 10),
+                        Some(b'M' | b'm') => (&s[..s.len() - 1], 1 << 20),
+                        _ => (s, 1),
+                    };
+                    num.parse::<usize>().ok().map(|n| n * mul)
+                }
+            };
+            match v {
+                Some(v) if (1..=1 << 20).contains(&v) => Ok(v),
+                _ => Err(format!(
+                    "LITMUS_SIZES: bad size {s:?} (bytes, K, M or inject+1; 1 B to 1 MiB)"
+                )),
+            }
+        })
+        .collect()
+}
+
+fn run() -> R<(Locale, usize)> {
+    let comm = Comm::init().map_err(e("init"))?;
+    let reg = Registry::new();
+    let classify_fn = reg
+        .register("litmus::classify", |_ctx, args| {
+            let a = dec(args);
+            vec![classify(a[0], a[1] as usize, a[2], a[3]).code()]
+        })
+        .map_err(e("register"))?;
+    let max_delay = env_num("LITMUS_DELAY", 1000)?;
+    let put_fn = reg
+        .register("litmus::put", move |ctx, args| {
+            let a = dec(args);
+            let (dst, src, size) = (GlobalAddr::new(a[0] as Locale, a[1]), a[2], a[3] as usize);
+            fill(src, size, a[4], a[5], a[6]);
+            Rng::new(&[a[7]]).spin(max_delay);
+            let comm = ctx.am().comm();
+            if let Err(err) = comm.put(dst, slice(src, size)) {
+                panic!("litmus::put body: put: {err}");
+            }
+            if let Err(err) = comm.task_end() {
+                panic!("litmus::put body: task_end: {err}");
+            }
+            Vec::new()
+        })
+        .map_err(e("register"))?;
+    let am = amhandler::start_with(
+        comm.clone(),
+        Options {
+            registry: reg,
+            ..Default::default()
+        },
+    )
+    .map_err(e("AM layer"))?;
+    let here = comm.here();
+    let fail = |m: String| -> String {
+        // One locale failing leaves the others in a barrier: take the job down.
+        comm.oob().abort(&format!("litmus: locale {here}: {m}"))
+    };
+    if comm.num_locales() < 3 {
+        return Err(fail("needs at least 3 locales".into()));
+    }
+    let workers = comm.config().num_workers;
+    if workers < 3 {
+        return Err(fail(format!(
+            "needs PGAS_NUM_WORKERS >= 3 (a parent and two children), got {workers}"
+        )));
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let select: Vec<String> = if args.is_empty() {
+        vec!["all".into()]
+    } else {
+        args.iter()
+            .flat_map(|a| a.split(',').map(|s| s.trim().to_string()))
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    let iters = env_num("LITMUS_ITERS", 200).map_err(&fail)? as usize;
+    let large = env_num("LITMUS_ITERS_LARGE", (iters as u64 / 8).max(2)).map_err(&fail)? as usize;
+    let sizes = parse_sizes(
+        &std::env::var("LITMUS_SIZES").unwrap_or_else(|_| "8,inject+1,1M".into()),
+        comm.provider().inject_size,
+    )
+    .map_err(&fail)?;
+    let insts = instances(&select, &sizes, iters, large).map_err(&fail)?;
+    let pool = Pool::start(&comm, workers).map_err(&fail)?;
+    // Allocated in the same order everywhere: symmetric addresses line up.
+    let slots = comm
+        .alloc(SLOT * SLOTS, 4096)
+        .map_err(e("alloc"))
+        .map_err(&fail)?;
+    let flags = comm.alloc(4096, 64).map_err(e("alloc")).map_err(&fail)?;
+    let env = Arc::new(Env {
+        comm: comm.clone(),
+        am: am.clone(),
+        pool,
+        workers,
+        here,
+        slots: slots.addr,
+        flags: flags.addr,
+        classify_fn,
+        put_fn,
+        seed: env_num("LITMUS_SEED", 1).map_err(&fail)?,
+        max_delay,
+        amo_k: env_num("LITMUS_AMO_K", 4).map_err(&fail)?.max(1) as usize,
+        skew_ns: AtomicU64::new(0),
+    });
+    let weaken = match comm.config().weaken {
+        None => "none".to_string(),
+        Some(w) => match format!("{w:?}").as_str() {
+            "NoForcing" => "no-forcing".to_string(),
+            "NoSourceWait" => "no-source-wait".to_string(),
+            other => other.to_string(),
+        },
+    };
+    let ctx = RunCtx {
+        provider: comm.provider().name.clone(),
+        mode: comm.mode().to_string(),
+        weaken: weaken.clone(),
+        show: env_num("LITMUS_SHOW", 5).map_err(&fail)? as usize,
+        allowed: Mutex::new(BTreeMap::new()),
+    };
+    comm.barrier().map_err(e("barrier")).map_err(&fail)?;
+    if here == 0 {
+        println!(
+            "litmus-start\tprovider={}\tmode={}\tweaken={weaken}\tlocales={}\tworkers={workers}\tbound={}\tinject={}\tatomics={}\tseed={}\titers={iters}\titers_large={large}\tinstances={}",
+            ctx.provider,
+            ctx.mode,
+            comm.num_locales(),
+            comm.is_bound(),
+            comm.provider().inject_size,
+            if comm.mapped().in_use() {
+                "cpu-mapped"
+            } else if comm.amo_is_native(AmoType::U64, AmoOp::Add, true) {
+                "native"
+            } else {
+                "am"
+            },
+            env.seed,
+            insts.len()
+        );
+    }
+    let t0 = Instant::now();
+    let mut forbidden = 0;
+    for inst in &insts {
+        if let Some(rep) = env
+            .run(inst, &ctx)
+            .map_err(|m| fail(format!("{}: {m}", inst.name)))?
+        {
+            forbidden += rep.forbidden;
+            println!("{}", rep.line);
+            for d in rep.details {
+                println!("{d}");
+            }
+        }
+    }
+    if here == 0 {
+        println!(
+            "litmus-done\tprovider={}\tmode={}\tweaken={weaken}\tinstances={}\tforbidden={forbidden}\tms={}",
+            ctx.provider,
+            ctx.mode,
+            insts.len(),
+            t0.elapsed().as_millis()
+        );
+    }
+    am.finalize().map_err(e("finalize"))?;
+    let strict = comm.config().weaken.is_none();
+    Ok((here, if strict { forbidden } else { 0 }))
+}
+
+/// The program: `litmus [TEST,...|all|plain|self|rma|sync|atomic]`.
+pub fn main() -> ExitCode {
+    match run() {
+        Ok((_, 0)) => ExitCode::SUCCESS,
+        Ok((_, n)) => {
+            eprintln!("litmus: {n} forbidden outcome(s) seen");
+            ExitCode::FAILURE
+        }
+        Err(m) => {
+            eprintln!("litmus: {m}");
+            ExitCode::FAILURE
+        }
+    }
+}
