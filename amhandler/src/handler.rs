@@ -306,7 +306,7 @@ impl Am {
             // Another thread covers and waits in the CQ: only it polls.
             return None;
         }
-        shared.heartbeat.fetch_add(1, Ordering::Relaxed);
+        shared.heartbeat.beat();
         let Some(b) = &shared.blocking else {
             let mut st = shared.state.try_lock()?;
             return Some(step(self, &mut st, 0) > 0);
@@ -329,7 +329,7 @@ impl Am {
         let k = step(self, &mut st, timeout);
         b.coverer_waits.store(false, Ordering::Release);
         IN_CQ_WAIT.with(|w| w.set(false));
-        shared.heartbeat.fetch_add(1, Ordering::Relaxed);
+        shared.heartbeat.beat();
         Some(k > 0)
     }
 
@@ -458,7 +458,7 @@ fn poll_loop(am: &Am) {
     let policy = &am.poll.policy;
     let mut idle_since = std::time::Instant::now();
     if let Some(l) = &am.poll.local {
-        let _ = l.poller.set(std::thread::current());
+        l.set_poller(comm_ofi::sync::current());
     }
     let blocking = am.poll.blocking.as_ref();
     while !am.stop_poll.load(Ordering::Acquire) {

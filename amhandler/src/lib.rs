@@ -24,6 +24,7 @@
 
 mod am;
 pub mod config;
+mod cover;
 /// CPU atomics on a word of this process (in comm-ofi, which also uses
 /// them on the mapped path; re-exported here).
 pub use comm_ofi::cpu_amo;
@@ -37,6 +38,8 @@ pub mod registry;
 mod slot;
 pub mod wire;
 
+#[cfg(all(test, loom))]
+mod loom_cover;
 #[cfg(all(test, loom))]
 mod loom_tests;
 

@@ -8,6 +8,7 @@
 //! layers.
 
 use crate::config::AmConfig;
+use crate::cover::{Heartbeat, LocalCover};
 use comm_ofi::ofi::CqEntry;
 use comm_ofi::Comm;
 use std::sync::atomic::Ordering;
@@ -40,7 +41,7 @@ pub(crate) struct PollShared {
     pub(crate) coverer: std::sync::atomic::AtomicBool,
     /// Bumped by each worker poll: a covered poller that sees it stand
     /// still takes over (the worker runs a task).
-    pub(crate) heartbeat: std::sync::atomic::AtomicU64,
+    pub(crate) heartbeat: Heartbeat,
 }
 
 /// The cover where CQ waits block. The poller waits in the receive CQ with
@@ -82,29 +83,6 @@ pub(crate) struct PollState {
 // whichever thread polls, and point into memory that lives as long as the Am.
 unsafe impl Send for PollState {}
 
-/// The cover of the provider path. There, polling also moves RMA that
-/// targets this locale (manual progress), so a covered poller parks only
-/// [`LOCAL_COVER_CHECK`] at a time and takes over as soon as the coverer
-/// stops polling (its heartbeat stands still): a coverer that went off to
-/// run a task or compute holds up this locale's progress for at most that
-/// long. Uncovering unparks the poller at once.
-pub(crate) struct LocalCover {
-    pub(crate) covered: std::sync::atomic::AtomicBool,
-    /// The poller thread (set when it starts).
-    pub(crate) poller: std::sync::OnceLock<std::thread::Thread>,
-    /// How long the covered poller parks before it checks that its coverer
-    /// still polls.
-    pub(crate) check: Duration,
-    /// Checks in a row that must find the coverer stalled before the poller
-    /// takes over.
-    pub(crate) stale_checks: u32,
-    /// Checks in a row that found it stalled (the poller's own count).
-    pub(crate) stale: std::sync::atomic::AtomicU32,
-    /// Checks in a row that found it waiting in the CQ (the poller's own
-    /// count; only where CQ waits block).
-    pub(crate) waited: std::sync::atomic::AtomicU32,
-}
-
 /// How long a covered poller parks on the provider path before it checks
 /// that its coverer still polls.
 const LOCAL_COVER_CHECK: Duration = Duration::from_micros(100);
@@ -118,7 +96,10 @@ const BLOCKING_COVER_CHECK: Duration = Duration::from_millis(1);
 /// send there (the provider's internal progress thread holds the core), and a
 /// take-over sends the next requests through the handler thread and makes
 /// the coverer wait for the poller's CQ wait to end.
-const BLOCKING_STALE_CHECKS: u32 = 3;
+pub(crate) const BLOCKING_STALE_CHECKS: u32 = 3;
+/// The same where the poller spins: one check (a take-over while the
+/// coverer still polls costs only the poller's own polls there).
+pub(crate) const LOCAL_STALE_CHECKS: u32 = 1;
 /// How long a coverer waits in the CQ at a time where CQ waits block (an
 /// interrupt ends it earlier).
 pub(crate) const COVER_WAIT_MS: i32 = 10;
@@ -133,17 +114,12 @@ impl PollShared {
                 poller_waits: std::sync::atomic::AtomicBool::new(false),
                 coverer_waits: std::sync::atomic::AtomicBool::new(false),
             }),
-            local: (workers && (block_wait || !policy.may_sleep())).then(|| LocalCover {
-                covered: std::sync::atomic::AtomicBool::new(false),
-                poller: std::sync::OnceLock::new(),
-                check: if block_wait {
-                    BLOCKING_COVER_CHECK
+            local: (workers && (block_wait || !policy.may_sleep())).then(|| {
+                if block_wait {
+                    LocalCover::new(BLOCKING_COVER_CHECK, BLOCKING_STALE_CHECKS)
                 } else {
-                    LOCAL_COVER_CHECK
-                },
-                stale_checks: if block_wait { BLOCKING_STALE_CHECKS } else { 1 },
-                stale: std::sync::atomic::AtomicU32::new(0),
-                waited: std::sync::atomic::AtomicU32::new(0),
+                    LocalCover::new(LOCAL_COVER_CHECK, LOCAL_STALE_CHECKS)
+                }
             }),
             policy,
             state: parking_lot::Mutex::new(PollState {
@@ -152,7 +128,7 @@ impl PollShared {
                 deferred_since: None,
             }),
             coverer: std::sync::atomic::AtomicBool::new(false),
-            heartbeat: std::sync::atomic::AtomicU64::new(0),
+            heartbeat: Heartbeat::default(),
         }
     }
 }
@@ -161,7 +137,7 @@ impl PollShared {
     /// The calling thread polls in the poller's place from now on.
     pub(crate) fn cover(&self) {
         match &self.local {
-            Some(l) => l.covered.store(true, Ordering::SeqCst),
+            Some(l) => l.cover(),
             None => self.policy.cover(),
         }
     }
@@ -170,12 +146,7 @@ impl PollShared {
     /// path it is unparked at once: no sender rings it there).
     pub(crate) fn uncover(&self) {
         match &self.local {
-            Some(l) => {
-                l.covered.store(false, Ordering::Release);
-                if let Some(t) = l.poller.get() {
-                    t.unpark();
-                }
-            }
+            Some(l) => l.uncover(),
             None => self.policy.uncover(),
         }
     }
@@ -184,35 +155,21 @@ impl PollShared {
     /// takes over if the coverer's heartbeat stood still meanwhile (and it
     /// is not waiting in the CQ).
     pub(crate) fn sleep_while_covered(&self) -> bool {
-        let heartbeat = || self.heartbeat.load(Ordering::Relaxed);
         let Some(l) = &self.local else {
-            return self.policy.sleep_while_covered(heartbeat);
+            return self.policy.sleep_while_covered(|| self.heartbeat.read());
         };
-        if !l.covered.load(Ordering::SeqCst) {
+        if !l.covered() {
             return false;
         }
         if let Some(b) = &self.blocking {
             // Not in the CQ wait after all: a coverer need not signal.
             b.poller_waits.store(false, Ordering::Release);
         }
-        let before = heartbeat();
-        // A coverer seen waiting in the CQ is alive for as long as it waits:
-        // check it less often each time (1 ms doubling to 32 ms), so an idle
-        // locale's poller does not wake a thousand times a second.
-        let waited = l.waited.load(Ordering::Relaxed);
-        std::thread::park_timeout(l.check * (1 << waited.min(5)));
-        let waits = self
-            .blocking
-            .as_ref()
-            .is_some_and(|b| b.coverer_waits.load(Ordering::Acquire));
-        l.waited
-            .store(if waits { waited + 1 } else { 0 }, Ordering::Relaxed);
-        if heartbeat() != before || waits {
-            l.stale.store(0, Ordering::Relaxed);
-        } else if l.stale.fetch_add(1, Ordering::Relaxed) + 1 >= l.stale_checks {
-            l.stale.store(0, Ordering::Relaxed);
-            l.covered.store(false, Ordering::Release);
-        }
+        l.check(&self.heartbeat, std::thread::park_timeout, || {
+            self.blocking
+                .as_ref()
+                .is_some_and(|b| b.coverer_waits.load(Ordering::Acquire))
+        });
         true
     }
 }
