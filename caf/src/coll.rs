@@ -337,8 +337,8 @@ fn native<T: Reduce>(
 }
 
 /// A contiguous argument of a type the runtime reduces, reduced in place:
-/// the runtime reads the program's array and the result is copied straight
-/// back (no packing). `None` when misaligned for `T` (then the caller packs).
+/// the runtime reads the program's array and writes the result into it
+/// (no packing, no result vector). `None` when misaligned for `T` (then the caller packs).
 ///
 /// # Safety
 /// `s` is contiguous, readable and writable, of `s.len() * s.elem_len`
@@ -353,25 +353,17 @@ unsafe fn in_place<T: Reduce>(
     if n > 0 && (s.base as usize) % std::mem::align_of::<T>() != 0 {
         return None;
     }
-    let r = {
-        let data: &[T] = if n == 0 {
-            &[]
-        } else {
-            // SAFETY: n aligned, readable Ts (caller; alignment checked).
-            unsafe { std::slice::from_raw_parts(s.base as *const T, n) }
-        };
-        match root {
-            None => team.allreduce(data, op).map(Some),
-            Some(r) => team.reduce(r, data, op),
-        }
+    let data: &mut [T] = if n == 0 {
+        &mut []
+    } else {
+        // SAFETY: n aligned, readable and writable Ts (caller; alignment
+        // checked), not otherwise referenced during the call.
+        unsafe { std::slice::from_raw_parts_mut(s.base as *mut T, n) }
     };
-    Some(r.map(|v| {
-        if let Some(v) = v {
-            debug_assert_eq!(v.len(), n);
-            // SAFETY: n writable Ts (caller); the slice above is gone.
-            unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), s.base as *mut T, n.min(v.len())) };
-        }
-    }))
+    Some(match root {
+        None => team.allreduce_in_place(data, op),
+        Some(r) => team.reduce_in_place(r, data, op).map(|_| ()),
+    })
 }
 
 /// [`in_place`] for the element types the runtime reduces; `None` for

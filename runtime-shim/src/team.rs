@@ -37,8 +37,15 @@ pub use crate::team_area::TEAM_INLINE;
 use crate::team_area::{new_area, SlotHeader, FLAGS, HEADER, SLOT};
 use comm_ofi::{GlobalAddr, Locale};
 use parking_lot::Mutex;
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+mod spread;
+
+/// First word of a large reduction's announcement (`spread.rs`): never an
+/// element count, so it is told from the one-exchange path's contribution.
+const SPREAD_TAG: u64 = u64::MAX;
 
 /// How a reduction combines two values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -252,7 +259,7 @@ impl Team {
     /// The team barrier: every store a member issued before it is visible
     /// to every member after it.
     pub fn barrier(&self) -> Result<()> {
-        self.exchange("barrier", |_| Ok(Vec::new()), |_| false)
+        self.exchange("barrier", |_| Ok(Cow::Borrowed(&[][..])), |_| false)
             .map(|_| ())
     }
 
@@ -295,13 +302,14 @@ impl Team {
     // ----------------------------------------------------------- exchange
 
     /// The one collective: `outgoing(rank)` gives what this member sends to
-    /// `rank` (empty: nothing), `expects(rank)` whether this member reads
+    /// `rank` (empty: nothing; the same borrowed bytes to several ranks
+    /// share one large copy), `expects(rank)` whether this member reads
     /// what `rank` sent it. Returns, by rank, what was received (empty for
     /// ranks not expected). A failure anywhere fails it everywhere.
-    fn exchange(
+    fn exchange<'a>(
         &self,
         what: &str,
-        outgoing: impl Fn(usize) -> Result<Vec<u8>>,
+        outgoing: impl Fn(usize) -> Result<Cow<'a, [u8]>>,
         expects: impl Fn(usize) -> bool,
     ) -> Result<Vec<Vec<u8>>> {
         let rt = self.inner.rt;
@@ -358,7 +366,7 @@ impl Team {
         for a in std::mem::take(&mut st.to_free) {
             let _ = rt.comm().free(a);
         }
-        st.to_free = new_copies;
+        st.to_free = new_copies.into_iter().map(|c| c.2).collect();
         let seen = seen?;
         if let Some(e) = my_err {
             return Err(e);
@@ -381,13 +389,13 @@ impl Team {
         Ok(got)
     }
 
-    fn send_to(
+    fn send_to<'a>(
         &self,
         to: usize,
         phase: u64,
         epoch: u64,
-        outgoing: &impl Fn(usize) -> Result<Vec<u8>>,
-        copies: &mut Vec<GlobalAddr>,
+        outgoing: &impl Fn(usize) -> Result<Cow<'a, [u8]>>,
+        copies: &mut Vec<(usize, usize, GlobalAddr)>,
     ) -> Result<()> {
         let rt = self.inner.rt;
         let data = outgoing(to)?;
@@ -395,8 +403,19 @@ impl Team {
             return Ok(());
         }
         let mut msg = Vec::with_capacity(HEADER + data.len().min(TEAM_INLINE));
+        // Borrowed bytes sent to several ranks: one copy serves them all.
+        let key = match &data {
+            Cow::Borrowed(b) => (b.as_ptr() as usize, b.len()),
+            Cow::Owned(_) => (0, 0),
+        };
+        let shared = copies
+            .iter()
+            .find(|(p, l, _)| key.0 != 0 && (*p, *l) == key)
+            .map(|c| c.2.addr);
         let large_at = if data.len() <= TEAM_INLINE {
             None
+        } else if shared.is_some() {
+            shared
         } else {
             let copy = rt
                 .comm()
@@ -410,7 +429,7 @@ impl Team {
             unsafe {
                 std::ptr::copy_nonoverlapping(data.as_ptr(), copy.addr as *mut u8, data.len())
             };
-            copies.push(copy);
+            copies.push((key.0, key.1, copy));
             Some(copy.addr)
         };
         let head = SlotHeader {
@@ -479,7 +498,13 @@ impl Team {
         let mine = len_prefixed(data);
         let got = self.exchange(
             "broadcast",
-            |_| Ok(if me == root { mine.clone() } else { Vec::new() }),
+            |to| {
+                Ok(Cow::Borrowed(if me == root && to != root {
+                    &mine[..]
+                } else {
+                    &[][..]
+                }))
+            },
             |from| from == root && me != root,
         )?;
         if me == root {
@@ -500,10 +525,19 @@ impl Team {
         self.locale_of(root)?;
         self.check_op::<T>(op)?;
         let me = self.inner.me;
+        if self.spreads::<T>(data.len()) {
+            if me != root {
+                self.spread_reduce_off_root(data, op)?;
+                return Ok(None);
+            }
+            let mut out = data.to_vec();
+            self.spread_reduce(Some(root), &mut out, op)?;
+            return Ok(Some(out));
+        }
         let mine = len_prefixed(data);
         let got = self.exchange(
             "reduce",
-            |to| Ok(if to == root { mine.clone() } else { Vec::new() }),
+            |to| Ok(Cow::Borrowed(if to == root { &mine[..] } else { &[][..] })),
             |_| me == root,
         )?;
         if me != root {
@@ -515,16 +549,69 @@ impl Team {
     /// Allreduce: [`Team::reduce`], result on every member.
     pub fn allreduce<T: Reduce>(&self, data: &[T], op: ReduceOp) -> Result<Vec<T>> {
         self.check_op::<T>(op)?;
+        if self.spreads::<T>(data.len()) {
+            let mut out = data.to_vec();
+            self.spread_reduce(None, &mut out, op)?;
+            return Ok(out);
+        }
         let mine = len_prefixed(data);
-        let got = self.exchange("allreduce", |_| Ok(mine.clone()), |_| true)?;
+        let got = self.exchange("allreduce", |_| Ok(Cow::Borrowed(&mine[..])), |_| true)?;
         self.combine_all(&got, data.len(), op)
+    }
+
+    /// [`Team::allreduce`] into `data` itself (no result vector: a
+    /// language's in-place `co_sum` of a large array).
+    pub fn allreduce_in_place<T: Reduce>(&self, data: &mut [T], op: ReduceOp) -> Result<()> {
+        self.check_op::<T>(op)?;
+        if self.spreads::<T>(data.len()) {
+            self.spread_reduce(None, data, op)?;
+            return Ok(());
+        }
+        let v = self.allreduce(data, op)?;
+        data.copy_from_slice(&v);
+        Ok(())
+    }
+
+    /// [`Team::reduce`] into `data` itself at `root` (elsewhere `data` is
+    /// left as it was); returns whether `data` holds the result.
+    pub fn reduce_in_place<T: Reduce>(
+        &self,
+        root: usize,
+        data: &mut [T],
+        op: ReduceOp,
+    ) -> Result<bool> {
+        self.locale_of(root)?;
+        self.check_op::<T>(op)?;
+        if self.spreads::<T>(data.len()) {
+            return self.spread_reduce(Some(root), data, op);
+        }
+        match self.reduce(root, data, op)? {
+            Some(v) => {
+                data.copy_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Whether a reduction of `len` `T`s goes by reduce-scatter and gather
+    /// (`spread.rs`): past what a slot carries inline, on more than one
+    /// member. Every member decides the same for the same length.
+    fn spreads<T: Reduce>(&self, len: usize) -> bool {
+        self.size() > 1 && len.saturating_mul(std::mem::size_of::<T>()) + 8 > TEAM_INLINE
+    }
+
+    /// Frees `addr` (this locale's) after the team's next collective's
+    /// barrier, when no member can still be reading it.
+    fn defer_free(&self, addr: GlobalAddr) {
+        self.inner.state.lock().to_free.push(addr);
     }
 
     /// Fcollect: every member's `data` (same length everywhere),
     /// concatenated in rank order, on every member.
     pub fn fcollect<T: Pod>(&self, data: &[T]) -> Result<Vec<T>> {
         let mine = len_prefixed(data);
-        let got = self.exchange("fcollect", |_| Ok(mine.clone()), |_| true)?;
+        let got = self.exchange("fcollect", |_| Ok(Cow::Borrowed(&mine[..])), |_| true)?;
         let parts = self.unprefix::<T>(&got)?;
         if let Some((r, p)) = parts
             .iter()
@@ -549,7 +636,7 @@ impl Team {
     /// order, on every member.
     pub fn collect<T: Pod>(&self, data: &[T]) -> Result<Vec<T>> {
         let mine = len_prefixed(data);
-        let got = self.exchange("collect", |_| Ok(mine.clone()), |_| true)?;
+        let got = self.exchange("collect", |_| Ok(Cow::Borrowed(&mine[..])), |_| true)?;
         Ok(self.unprefix::<T>(&got)?.concat())
     }
 
@@ -567,7 +654,7 @@ impl Team {
         let k = data.len() / n;
         let got = self.exchange(
             "alltoall",
-            |to| Ok(len_prefixed(&data[to * k..(to + 1) * k])),
+            |to| Ok(Cow::Owned(len_prefixed(&data[to * k..(to + 1) * k]))),
             |_| true,
         )?;
         let parts = self.unprefix::<T>(&got)?;
