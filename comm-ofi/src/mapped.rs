@@ -38,7 +38,11 @@
 //! progress for RMA any more, only its AM poller for incoming requests. The
 //! poller then blocks when idle on a futex word in its own heap, and a
 //! mapped sender rings it after each send ([`Mapped::ring`]). The memory
-//! model of the path is argued in `docs/mcm.md` ("The mapped path").
+//! model of the path is argued in `docs/mcm.md` ("The mapped path"); the
+//! copies into a translated address and the boundary's fence are
+//! [`crate::publish`] (a word copy `Release`, a word read `Acquire`), the
+//! same code the loom models of `tests/loom_publish.rs` run, as the
+//! doorbell's protocol is [`crate::doorbell`] (`tests/loom_doorbell.rs`).
 
 use crate::error::{Error, Result};
 use mcm::Locale;
