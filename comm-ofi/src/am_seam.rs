@@ -93,6 +93,21 @@ pub trait AmLayer: Send + Sync + std::fmt::Debug {
     fn send_amo(&self, req: &AmoRequest, postpone: bool) -> Result<AmoReply>;
     /// Waits for the 'done' of a postponed AMO; an error reply is returned.
     fn await_postponed(&self, amo: PostponedAmo) -> Result<()>;
+    /// Whether a *fetching* AMO may be sent with `postpone` too (for
+    /// `Comm::amo_nbi`), its old value read when it is awaited with
+    /// [`AmLayer::await_postponed_value`]. Default: no.
+    fn may_postpone_fetching(&self) -> bool {
+        false
+    }
+    /// [`AmLayer::await_postponed`] of a fetching AMO: waits for its answer
+    /// and returns the old value's bits. Only called for AMOs sent while
+    /// [`AmLayer::may_postpone_fetching`] said yes.
+    fn await_postponed_value(&self, amo: PostponedAmo) -> Result<u64> {
+        self.await_postponed(amo)?;
+        Err(crate::error::Error::Unsupported(
+            "this AM layer does not return the values of postponed atomics".into(),
+        ))
+    }
 }
 
 /// A blocking no-op request prepared by the AM layer: the message to send

@@ -22,6 +22,26 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::{Arc, OnceLock};
 
+/// Where a postponed fetching AMO's old value goes when it is awaited: the
+/// caller's buffer of `size` bytes at `dest`, which it keeps valid until
+/// then (the contract of `Comm::amo_nbi`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FetchInto {
+    /// The AM layer's token of the postponed AMO.
+    pub token: u64,
+    /// The destination's address.
+    pub dest: usize,
+    /// Its size in bytes (the type's, at most 8).
+    pub size: usize,
+}
+
+/// A context's postponed AMOs taken out to be awaited.
+#[derive(Debug, Default)]
+pub(crate) struct Postponed {
+    pub amos: Vec<PostponedAmo>,
+    pub fetch_into: Vec<FetchInto>,
+}
+
 mod layout;
 mod nb;
 mod slots;
@@ -60,6 +80,9 @@ pub struct TxContext {
     /// Non-fetching AMOs via AM sent from this context whose 'done' is still
     /// to be awaited (only ever on a bound context; see `atomics`).
     pub(crate) postponed: Vec<PostponedAmo>,
+    /// Where the old values of the fetching ones among `postponed` go
+    /// (non-blocking fetching AMOs: `Comm::amo_nbi`), by token.
+    pub(crate) fetch_into: Vec<FetchInto>,
     /// Proofs posted and not yet answered; [`Transport::wait_all`] waits for them.
     proofs: Vec<ProofRequest>,
     /// Whether native atomics are usable (the fallback proof needs them).
@@ -222,6 +245,7 @@ impl TxContext {
             doorbells,
             prover,
             postponed: Vec::new(),
+            fetch_into: Vec::new(),
             proofs: Vec::new(),
             native_atomics,
             nb: NbTracker::new(),
@@ -369,6 +393,15 @@ impl TxContext {
     #[inline]
     pub fn has_work_besides_reads(&self) -> bool {
         !self.dangling.is_empty() || !self.postponed.is_empty()
+    }
+
+    /// Takes the postponed AMOs and their result destinations, to be
+    /// awaited with the context's lock released.
+    pub(crate) fn take_postponed(&mut self) -> Postponed {
+        Postponed {
+            amos: std::mem::take(&mut self.postponed),
+            fetch_into: std::mem::take(&mut self.fetch_into),
+        }
     }
 
     /// Descriptor for heap memory on this context.

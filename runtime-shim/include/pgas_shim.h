@@ -259,6 +259,10 @@ int pgas_comm_diags_stop(void);
 int pgas_comm_diags_reset(void);
 int pgas_comm_diags_get(pgas_comm_diags_t *out);
 int pgas_comm_diags_get_all(pgas_comm_diags_t *out, size_t n);
+/* How many atomics the calling thread left in flight and has not awaited
+ * yet (non-blocking ones, and non-fetching ones sent as active messages
+ * whose answers wait for the next boundary); pgas_quiet awaits them. */
+int pgas_pending_amos(size_t *out);
 /* Runs one ready task on a worker: 1 if it ran one, 0 if not. */
 int pgas_yield(void);
 /* Non-blocking fetching atomic (PGAS_AMO_*): the old value comes with

@@ -59,7 +59,7 @@ pub use amhandler::{fn_id, FnId};
 pub use bytemuck;
 pub use collective::{BarrierKind, BCAST_INLINE};
 pub use comm_ofi::Comm;
-pub use comm_ofi::{AmoOp, AmoType, GlobalAddr, LocalPath, Locale, Mode};
+pub use comm_ofi::{AmoOp, AmoRequest, AmoType, GlobalAddr, LocalPath, Locale, Mode};
 pub use config::ShimConfig;
 pub use diagnostics::CommCounts;
 pub use error::{CommError, CommErrorKind, Error, Result};

@@ -222,6 +222,44 @@ impl Runtime {
         }
     }
 
+    /// [`Runtime::put_with_signal`] on raw bytes, non-blocking: the PUT is
+    /// posted (the comm layer's non-blocking PUT; a copy on the mapped path,
+    /// complete at once) and the signal sent behind it as a non-blocking
+    /// atomic ([`Runtime::amo_nbi`]), ordered after the data in every mode
+    /// as in the blocking form. The handle completes the PUT; the signal is
+    /// complete by the thread's next [`Runtime::quiet`].
+    ///
+    /// # Safety
+    /// `data` must not be modified until the handle has been waited for or
+    /// dropped (leaking it lets the provider read the buffer later).
+    pub unsafe fn put_with_signal_nbi<'a>(
+        &'a self,
+        dst: comm_ofi::GlobalAddr,
+        data: &'a [u8],
+        sig: GlobalPtr<u64>,
+        op: SignalOp,
+        value: u64,
+    ) -> Result<comm_ofi::NbHandle<'a>> {
+        self.check_open()?;
+        self.check_live("PUT", dst, data.len())?;
+        // SAFETY: the caller keeps `data` until the handle is done.
+        let h = unsafe { self.comm().put_nb(dst, data) }?;
+        let req = comm_ofi::AmoRequest {
+            target: sig.global_addr(),
+            ty: comm_ofi::AmoType::U64,
+            op: match op {
+                SignalOp::Set => AmoOp::Write,
+                SignalOp::Add => AmoOp::Add,
+            },
+            operand: value,
+            compare: 0,
+            fetch: false,
+        };
+        // SAFETY: a non-fetching atomic writes no result.
+        unsafe { self.amo_nbi(&req, std::ptr::null_mut()) }?;
+        Ok(h)
+    }
+
     /// Quiet: every operation the calling task issued so far is complete and
     /// visible everywhere (buffered unordered ones included). A boundary.
     pub fn quiet(&self) -> Result<()> {

@@ -28,7 +28,7 @@ thread_local! {
 /// (a program may issue many between quiets, or rely on barriers).
 const NBI_REAP_AT: usize = 1024;
 
-fn remember(h: comm_ofi::NbHandle<'static>) {
+pub(crate) fn remember(h: comm_ofi::NbHandle<'static>) {
     let ctx = crate::current_ctx();
     NBI.with(|l| {
         let mut l = l.borrow_mut();

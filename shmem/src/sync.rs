@@ -354,6 +354,8 @@ fn signal_op(call: &str, op: c_int) -> SignalOp {
     }
 }
 
+/// `put_signal` (`nbi` false) or `put_signal_nbi` (`nbi` true: the PUT and
+/// the signal are left in flight, completed by the next quiet).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn put_signal(
     call: &str,
@@ -364,12 +366,28 @@ pub(crate) fn put_signal(
     signal: u64,
     op: c_int,
     pe: c_int,
+    nbi: bool,
 ) {
     let rt = rt(call);
     let s = sym_ptr::<u64>(call, rt, sig as *const c_void, pe);
     let op = signal_op(call, op);
     if nbytes == 0 {
         // No data (its addresses may be NULL): the signal alone.
+        if nbi {
+            let req = runtime_shim::AmoRequest {
+                target: s.global_addr(),
+                ty: runtime_shim::AmoType::U64,
+                op: match op {
+                    SignalOp::Set => runtime_shim::AmoOp::Write,
+                    SignalOp::Add => runtime_shim::AmoOp::Add,
+                },
+                operand: signal,
+                compare: 0,
+                fetch: false,
+            };
+            // SAFETY: a non-fetching atomic writes no result.
+            return unsafe { rt.amo_nbi(&req, std::ptr::null_mut()) }.or_die(call);
+        }
         let a = rt.atomic(s);
         return match op {
             SignalOp::Set => a.write(signal),
@@ -378,6 +396,16 @@ pub(crate) fn put_signal(
         .or_die(call);
     }
     let to = sym_ptr::<u8>(call, rt, dest, pe);
+    if nbi {
+        // SAFETY: the C API's contract for _nbi: `src` holds `nbytes`
+        // readable bytes left unchanged until the next quiet, which waits
+        // for the handle (kept in rma's per-thread list) before returning.
+        let data: &'static [u8] = unsafe { std::slice::from_raw_parts(src as *const u8, nbytes) };
+        // SAFETY: as above; the handle is never leaked.
+        let h =
+            unsafe { rt.put_with_signal_nbi(to.global_addr(), data, s, op, signal) }.or_die(call);
+        return crate::rma::remember(h);
+    }
     // SAFETY: `src` holds `nbytes` readable bytes (C API contract).
     let data = unsafe { std::slice::from_raw_parts(src as *const u8, nbytes) };
     rt.put_with_signal(to, data, s, op, signal).or_die(call)
@@ -386,10 +414,10 @@ pub(crate) fn put_signal(
 macro_rules! signal_family {
     ($($p:ident => $size:expr);* $(;)?) => { paste::paste! { $(
         with_ctx! { call; [<$p _signal>](dest: *mut c_void, source: *const c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
-            put_signal(call, dest, source, nelems * $size, sig_addr, signal, sig_op, pe)
+            put_signal(call, dest, source, nelems * $size, sig_addr, signal, sig_op, pe, false)
         } }
         with_ctx! { call; [<$p _signal_nbi>](dest: *mut c_void, source: *const c_void, nelems: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int) {
-            put_signal(call, dest, source, nelems * $size, sig_addr, signal, sig_op, pe)
+            put_signal(call, dest, source, nelems * $size, sig_addr, signal, sig_op, pe, true)
         } }
     )* } };
 }

@@ -86,4 +86,27 @@ impl AmLayer for Bridge {
         am.slots.put(amo.token);
         r.map(|_| ()).map_err(into_comm)
     }
+
+    fn may_postpone_fetching(&self) -> bool {
+        // The owner answers a postponed request into its done slot as it
+        // answers a blocking one (the old value first), and applies one
+        // sender's AMOs in arrival order when it may postpone at all.
+        self.may_postpone()
+    }
+
+    fn await_postponed_value(&self, amo: PostponedAmo) -> comm_ofi::Result<u64> {
+        let am = self.am()?;
+        // As await_postponed; the reply's first 8 bytes are the old value
+        // (as in Am::send_amo's blocking form).
+        let w = am
+            .wait_word(amo.token, am.reply_by_message(amo.target), amo.target)
+            .map_err(into_comm)?;
+        let r = am.take_reply(amo.target, amo.token, w);
+        am.slots.put(amo.token);
+        let r = r.map_err(into_comm)?;
+        let mut v = [0u8; 8];
+        let k = r.len().min(8);
+        v[..k].copy_from_slice(&r[..k]);
+        Ok(u64::from_le_bytes(v))
+    }
 }

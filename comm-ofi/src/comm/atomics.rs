@@ -3,10 +3,10 @@
 //! (the routes and their rules: [`crate::atomics`]).
 
 use super::*;
-use crate::am_seam::{AmoReply, AmoRequest, PostponedAmo};
+use crate::am_seam::{AmoReply, AmoRequest};
 use crate::amo::{AmoForm, AmoOp, AmoType};
 use crate::atomics::{check_aligned, check_op, policy_kind, AmoRoute, Settle};
-use crate::ctx::{NativeAmo, RemoteBuf, AMO_BATCH};
+use crate::ctx::{FetchInto, NativeAmo, Postponed, RemoteBuf, AMO_BATCH};
 use mcm::Weakening;
 
 impl Comm {
@@ -311,25 +311,152 @@ impl Comm {
             if !settle.applies(&ctx.postponed) {
                 return Ok(());
             }
-            std::mem::take(&mut ctx.postponed)
+            ctx.take_postponed()
         };
         self.await_postponed(list)
     }
 
-    /// Awaits every AMO of `list`; the first error after all were awaited.
-    pub(crate) fn await_postponed(&self, list: Vec<PostponedAmo>) -> Result<()> {
-        if list.is_empty() {
+    /// Awaits every AMO of `list`, writing the old values of the fetching
+    /// ones where their callers asked; the first error after all were
+    /// awaited.
+    pub(crate) fn await_postponed(&self, list: Postponed) -> Result<()> {
+        if list.amos.is_empty() {
             return Ok(());
         }
         let Some(am) = self.am_layer.get() else {
             return Ok(());
         };
         let mut first_err = None;
-        for p in list {
-            if let Err(e) = am.await_postponed(p) {
+        // The fetching ones were pushed in the same order as their AMOs.
+        let mut fetch = list.fetch_into.iter().peekable();
+        for p in list.amos {
+            let r = match fetch.next_if(|f| f.token == p.token) {
+                Some(f) => am.await_postponed_value(p).map(|v| {
+                    let bytes = v.to_le_bytes();
+                    // SAFETY: `Comm::amo_nbi`'s contract: `dest` is valid
+                    // for `size` (<= 8) bytes until the AMO is awaited, here.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), f.dest as *mut u8, f.size)
+                    }
+                }),
+                None => am.await_postponed(p),
+            };
+            if let Err(e) = r {
                 first_err.get_or_insert(e);
             }
         }
         first_err.map_or(Ok(()), Err)
+    }
+
+    /// How many AMOs the calling thread sent and has not awaited yet (its
+    /// bound context's postponed ones; 0 on an unbound thread): what a
+    /// non-blocking atomic left in flight, for tests and diagnostics.
+    pub fn pending_amos(&self) -> usize {
+        self.bound_index()
+            .map_or(0, |i| self.contexts.lock(i).postponed.len())
+    }
+
+    /// A non-blocking remote atomic (OpenSHMEM's `_nbi` forms): `req` as
+    /// for [`Comm::amo`]. Where the type's atomics go by the CPU route to
+    /// another locale (through the AM layer) and the calling thread is
+    /// bound, the request is sent and its answer awaited later, fetching
+    /// ones too: by the thread's next operation that settles its postponed
+    /// AMOs (an SC atomic elsewhere, a PUT or GET to the same locale,
+    /// [`Comm::force_visible`], a boundary) at the latest. Elsewhere (native
+    /// route, a word this locale reaches with the CPU, an unbound thread)
+    /// it is done as [`Comm::amo`] before returning. For an op that fetches,
+    /// the old value (the type's size, in the machine's byte order) is
+    /// written to `result` when the AMO is awaited.
+    ///
+    /// # Safety
+    /// For an op that fetches, `result` must be valid for writes of
+    /// `req.ty.size()` bytes, and not used otherwise, until the calling
+    /// thread's postponed AMOs have been settled (for instance by its next
+    /// [`Comm::force_visible`]).
+    pub unsafe fn amo_nbi(&self, req: &AmoRequest, result: *mut u8) -> Result<()> {
+        let fetches = crate::cpu_amo::fetches(req.op, req.fetch);
+        let size = req.ty.size();
+        if fetches && result.is_null() {
+            return Err(Error::Unsupported(format!(
+                "{:?} on {:?} fetches: a non-blocking one needs a result buffer",
+                req.op, req.ty
+            )));
+        }
+        let deliver = |v: u64| {
+            if fetches {
+                // SAFETY: the caller's contract: `result` holds `size` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(v.to_le_bytes().as_ptr(), result, size) }
+            }
+        };
+        if self.amo_route(req.ty) == AmoRoute::Cpu {
+            let here = self.word_here(req.target, req.ty)?;
+            check_op(req.ty, req.op)?;
+            let v = match here {
+                Some(p) => {
+                    self.amo_cpu_here(p, req.ty, req.op, req.operand, req.compare, fetches)?
+                }
+                None => match self.amo_cpu_nbi(req, fetches)? {
+                    Some(token) => {
+                        if fetches {
+                            let into = FetchInto {
+                                token,
+                                dest: result as usize,
+                                size,
+                            };
+                            self.ctx().fetch_into.push(into);
+                        }
+                        return Ok(());
+                    }
+                    None => self.amo_cpu_there(
+                        req.target,
+                        req.ty,
+                        req.op,
+                        req.operand,
+                        req.compare,
+                        req.fetch,
+                    )?,
+                },
+            };
+            deliver(v);
+            return Ok(());
+        }
+        deliver(self.amo(
+            req.target,
+            req.ty,
+            req.op,
+            req.operand,
+            req.compare,
+            req.fetch,
+        )?);
+        Ok(())
+    }
+
+    /// Sends `req` to its word's owner without awaiting its answer, if the
+    /// calling thread may leave it in flight (bound, and the AM layer
+    /// applies one sender's AMOs in arrival order and can postpone this
+    /// kind); its token, kept in the thread's context. `None`: it must be
+    /// done blocking.
+    fn amo_cpu_nbi(&self, req: &AmoRequest, fetches: bool) -> Result<Option<u64>> {
+        let Some(am) = self.am_layer.get() else {
+            return Ok(None);
+        };
+        let bound = self.thread_is_bound() || self.selector.is_weakened(Weakening::PostponeUnbound);
+        if !bound || !am.may_postpone() || (fetches && !am.may_postpone_fetching()) {
+            return Ok(None);
+        }
+        self.diag.count(Counter::AmoViaAm);
+        // Earlier postponed AMOs to other locales first (SC atomics); to the
+        // same locale they are applied in send order.
+        self.settle_postponed(Settle::AllIfAnyNotTo(req.target.locale))?;
+        match am.send_amo(req, true)? {
+            AmoReply::Postponed(p) => {
+                self.ctx().postponed.push(p);
+                self.mark_ctx_work();
+                Ok(Some(p.token))
+            }
+            AmoReply::Done(_) => Err(Error::Unsupported(
+                "the AM layer answered a postponed atomic at once".into(),
+            )),
+        }
     }
 }

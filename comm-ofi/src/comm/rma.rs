@@ -335,7 +335,7 @@ impl Comm {
     ) -> Result<NbHandle<'_>> {
         let mut ctx = self.ctx();
         if settle.applies(&ctx.postponed) {
-            let list = std::mem::take(&mut ctx.postponed);
+            let list = ctx.take_postponed();
             drop(ctx);
             self.await_postponed(list)?;
             ctx = self.ctx();

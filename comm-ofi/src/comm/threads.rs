@@ -51,7 +51,7 @@ impl Comm {
         }
         let mut ctx = self.contexts.lock(i);
         if settle.applies(&ctx.postponed) {
-            let list = std::mem::take(&mut ctx.postponed);
+            let list = ctx.take_postponed();
             drop(ctx);
             // May run other tasks on this thread, whose boundaries force
             // this context and derive "no work" (see `CTX_HAS_WORK`).

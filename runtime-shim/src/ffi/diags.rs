@@ -69,3 +69,20 @@ pub unsafe extern "C" fn pgas_comm_diags_get_all(out: *mut PgasCommDiags, n: usi
         Ok(())
     })
 }
+
+/// Writes to `*out` how many atomics the calling thread left in flight and
+/// has not awaited yet (`Runtime::pending_amos`: non-blocking atomics, and
+/// non-fetching ones whose answers wait for the next boundary).
+///
+/// # Safety
+/// `out` must be null (an error) or point to a writable `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn pgas_pending_amos(out: *mut usize) -> c_int {
+    ffi(|| {
+        non_null(out, "out (size_t)")?;
+        let n = rt()?.pending_amos();
+        // SAFETY: out is non-null and writable by the caller's contract.
+        unsafe { out.write_unaligned(n) };
+        Ok(())
+    })
+}

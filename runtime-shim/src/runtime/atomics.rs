@@ -3,6 +3,7 @@
 //! (`comm_ofi::atomics`).
 
 use super::*;
+use comm_ofi::AmoRequest;
 
 /// An atomic operation (the C ABI's op codes are their positions, `Read` = 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -260,6 +261,42 @@ impl Runtime {
             .comm
             .amo(target, ty, aop, operand, compare, fetch)
             .map(|old| if fetch { old } else { 0 })?)
+    }
+
+    /// A non-blocking atomic (OpenSHMEM's `_nbi` forms): `req` as for
+    /// [`Runtime::amo_bits`] in the comm layer's vocabulary (no `Sub`:
+    /// add the negation). Where the type's atomics travel to another locale
+    /// as active messages, it is sent and its answer awaited later, by the
+    /// thread's next operation that must see it (an atomic elsewhere, a PUT
+    /// or GET to that locale, a wait) and at the latest by
+    /// [`Runtime::quiet`]; for an op that fetches, the old value is written
+    /// to `result` then. Elsewhere (the NIC's atomics, a word mapped here)
+    /// it is done before returning. [`Runtime::pending_amos`] counts what
+    /// is in flight.
+    ///
+    /// # Safety
+    /// For an op that fetches, `result` must be valid for writes of
+    /// `req.ty.size()` bytes, and not be read or freed, until the calling
+    /// thread's next [`Runtime::quiet`] returns.
+    pub unsafe fn amo_nbi(&self, req: &AmoRequest, result: *mut u8) -> Result<()> {
+        self.check_open()?;
+        if !comm_ofi::cpu_amo::valid(req.ty, req.op) {
+            return Err(Error::BadAtomic {
+                ty: req.ty,
+                op: req.op,
+            });
+        }
+        self.check_live("atomic", req.target, req.ty.size())?;
+        // SAFETY: the caller's contract for `result`, which holds until the
+        // quiet that settles the thread's postponed atomics.
+        Ok(unsafe { self.comm.amo_nbi(req, result) }?)
+    }
+
+    /// How many atomics the calling thread left in flight
+    /// ([`Runtime::amo_nbi`], non-fetching atomics whose answers are
+    /// awaited at the next boundary) and has not awaited yet.
+    pub fn pending_amos(&self) -> usize {
+        self.comm.pending_amos()
     }
 
     /// An unordered (buffered, non-fetching) atomic on raw bits. On a word
