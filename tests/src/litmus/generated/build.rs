@@ -1,7 +1,7 @@
 //! The program builder of the generator: words, registers, handles and
 //! threads, and the ways a family writes, releases and reads a word.
 
-use super::{Mem, OnKind, Program, Size, Step, Thread, ThreadKind, Word};
+use super::program::{Mem, OnKind, Program, Size, Step, Thread, ThreadKind, Word};
 
 /// Which locale a word lives on, seen from the thread that acts on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! The families of generated programs (one row of the report each).
 
 use super::build::*;
-use super::{Coll, Mem, OnKind, Program, Size, Step, ThreadKind, LOCALES};
+use super::program::{Coll, Mem, OnKind, Program, Size, Step, ThreadKind, LOCALES};
 
 /// Every generated program, in a fixed order (the same on every locale).
 pub fn generate() -> Vec<Program> {

@@ -2,7 +2,7 @@
 //! on-statements and begins split into a start and a join, locks, barriers,
 //! and a data-race check (a racy program has no promised outcomes).
 
-use super::{Program, Step};
+use super::program::{Program, Step};
 use std::collections::{BTreeSet, HashSet};
 
 /// One oracle action: the steps, with on-statements and begins split into a
@@ -36,7 +36,7 @@ struct State {
     regs: Vec<u8>,
 }
 
-pub(super) struct Oracle<'a> {
+struct Oracle<'a> {
     p: &'a Program,
     acts: Vec<Vec<Act>>,
     /// For each thread: for each act, the plain word it touches and
@@ -45,7 +45,7 @@ pub(super) struct Oracle<'a> {
 }
 
 impl<'a> Oracle<'a> {
-    pub(super) fn new(p: &'a Program) -> Oracle<'a> {
+    fn new(p: &'a Program) -> Oracle<'a> {
         let mut acts = Vec::new();
         let mut plain = Vec::new();
         for (t_index, t) in p.threads.iter().enumerate() {
@@ -168,7 +168,7 @@ impl<'a> Oracle<'a> {
         all_there.then_some(with)
     }
 
-    pub(super) fn run(&self) -> Result<BTreeSet<String>, String> {
+    fn run(&self) -> Result<BTreeSet<String>, String> {
         let n = self.p.threads.len();
         let top = self.p.top_level();
         let start = State {
@@ -228,5 +228,13 @@ impl<'a> Oracle<'a> {
             }
         }
         Ok(())
+    }
+}
+
+impl Program {
+    /// The SC outcomes, or why the program is not a valid litmus program
+    /// (a data race, a deadlock in some interleaving).
+    pub fn allowed(&self) -> Result<BTreeSet<String>, String> {
+        Oracle::new(self).run()
     }
 }

@@ -1,7 +1,9 @@
 //! Unit tests of the generator and its oracle.
 
 use super::build::*;
-use super::*;
+use super::families::generate;
+use super::program::*;
+use std::collections::BTreeSet;
 
 fn set(v: &[&str]) -> BTreeSet<String> {
     v.iter().map(|s| s.to_string()).collect()

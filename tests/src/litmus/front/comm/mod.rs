@@ -31,6 +31,7 @@
 //! `LITMUS_DELAY` (largest random spin, 1000), `LITMUS_AMO_K` (fetch_adds
 //! per task, 4), `LITMUS_SHOW` (forbidden outcomes detailed per test, 5).
 
+mod env;
 mod mem;
 mod pool;
 mod report;
@@ -42,6 +43,7 @@ use crate::litmus::rng::Rng;
 use crate::litmus::value::Label;
 use amhandler::{Am, FnId, Options, Registry};
 use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr, Locale};
+use env::{dec, Env, R};
 use mem::{classify, fill, slice, slice_mut, stamp, F_X, F_Y, SLOT, SLOTS};
 use pool::Pool;
 use report::{Report, RunCtx};
@@ -50,208 +52,6 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-type R<T = ()> = Result<T, String>;
-
-struct Env {
-    comm: Arc<Comm>,
-    am: Arc<Am>,
-    pool: Pool,
-    workers: usize,
-    here: Locale,
-    slots: u64,
-    flags: u64,
-    classify_fn: FnId,
-    put_fn: FnId,
-    seed: u64,
-    max_delay: u64,
-    amo_k: usize,
-    /// SB-ATOMIC's start skew (ns), set by `calibrate`.
-    skew_ns: AtomicU64,
-}
-
-/// What one locale saw in one iteration.
-#[derive(Default)]
-struct Part {
-    kv: Vec<(String, String)>,
-    info: Vec<String>,
-}
-
-impl Part {
-    fn set(&mut self, k: &str, v: impl Into<String>) {
-        self.kv.push((k.to_string(), v.into()));
-    }
-    fn note(&mut self, s: impl Into<String>) {
-        self.info.push(s.into());
-    }
-    /// TASK-END's outcome: what the parent read of each child's slot.
-    fn set_children(&mut self, r: &[Label]) {
-        for (k, l) in r.iter().enumerate() {
-            self.set(&format!("r{}", k + 1), l.text());
-        }
-    }
-}
-
-/// Arguments of the `put` body.
-struct PutArgs {
-    dst: GlobalAddr,
-    src: u64,
-    size: usize,
-    inst: u64,
-    it: u64,
-    v: u64,
-    seed: u64,
-}
-
-fn enc(ws: &[u64]) -> Vec<u8> {
-    ws.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
-
-fn dec(b: &[u8]) -> Vec<u64> {
-    b.chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect()
-}
-
-impl Env {
-    fn slot(&self, i: usize) -> u64 {
-        self.slots + (i * SLOT) as u64
-    }
-    fn slot_on(&self, i: usize, locale: Locale) -> R<GlobalAddr> {
-        self.comm
-            .symmetric(GlobalAddr::new(self.here, self.slot(i)), locale)
-            .map_err(e("symmetric"))
-    }
-    fn flag_on(&self, f: u64, locale: Locale) -> R<GlobalAddr> {
-        self.comm
-            .symmetric(GlobalAddr::new(self.here, self.flags + 64 * f), locale)
-            .map_err(e("symmetric"))
-    }
-
-    /// Reads the buffer at `at` (here: a load; elsewhere: a GET into slot
-    /// `via`) and classifies it.
-    fn read(&self, at: GlobalAddr, via: usize, size: usize, inst: u64, it: u64) -> R<Label> {
-        if at.locale == self.here {
-            return Ok(classify(at.addr, size, inst, it));
-        }
-        let dst = self.slot(via);
-        self.comm.get(slice_mut(dst, size), at).map_err(e("get"))?;
-        Ok(classify(dst, size, inst, it))
-    }
-
-    fn amo_write(&self, at: GlobalAddr, v: u64) -> R {
-        self.am
-            .amo(at, AmoType::U64, AmoOp::Write, v, 0, false)
-            .map_err(e("amo write"))?;
-        Ok(())
-    }
-    fn amo_read(&self, at: GlobalAddr) -> R<u64> {
-        self.am
-            .amo(at, AmoType::U64, AmoOp::Read, 0, 0, true)
-            .map_err(e("amo read"))
-    }
-
-    fn task_end(&self) -> R {
-        self.comm.task_end().map_err(e("task_end"))
-    }
-
-    fn rng(&self, inst: &Inst, it: u64, who: u64) -> Rng {
-        Rng::new(&[self.seed, inst.id, it, who])
-    }
-
-    /// Runs one instance on this locale; locale 0 returns the report.
-    fn run(self: &Arc<Self>, inst: &Inst, ctx: &RunCtx) -> R<Option<Report>> {
-        let started = Instant::now();
-        if inst.kind == Fixture::SbAtomic {
-            self.calibrate(inst)?;
-        }
-        let mut lines = String::new();
-        for it in 0..inst.iters as u64 {
-            let part = self.iteration(inst, it)?;
-            lines.push_str(&format!(
-                "{it}|{}|{}\n",
-                part.kv
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                part.info.join(",")
-            ));
-        }
-        let all = self
-            .comm
-            .oob()
-            .allgather(lines.as_bytes())
-            .map_err(e("allgather"))?;
-        // Everything settled before the next instance starts.
-        self.comm.barrier().map_err(e("barrier"))?;
-        if self.here != 0 {
-            return Ok(None);
-        }
-        let mut rep = ctx.compose(inst, &all, started.elapsed());
-        if inst.kind == Fixture::SbAtomic {
-            rep.line.push_str(&format!(
-                "\tskew_ns={}",
-                self.skew_ns.load(Ordering::Relaxed)
-            ));
-        }
-        Ok(Some(rep))
-    }
-
-    /// SB-ATOMIC's start skew: the slower of the two actors' time for one
-    /// atomic write and read of the test words (median of 15), agreed by all.
-    fn calibrate(self: &Arc<Self>, inst: &Inst) -> R {
-        let loc = if inst.selfish { 0 } else { 2 };
-        let mine = self.flag_on(if self.here == 0 { F_X } else { F_Y }, loc)?;
-        let v = stamp(inst.id, 0, 0);
-        let ns = if self.here <= 1 {
-            self.pool
-                .spawn(0, {
-                    let env = self.clone();
-                    move || {
-                        let mut t = Vec::new();
-                        for _ in 0..15 {
-                            let t0 = Instant::now();
-                            env.amo_write(mine, v)?;
-                            env.amo_read(mine)?;
-                            t.push(t0.elapsed().as_nanos() as u64);
-                        }
-                        t.sort_unstable();
-                        env.task_end()?;
-                        Ok(t[t.len() / 2])
-                    }
-                })
-                .join()?
-        } else {
-            0
-        };
-        let all = self
-            .comm
-            .oob()
-            .allgather(&ns.to_le_bytes())
-            .map_err(e("allgather"))?;
-        let skew = all
-            .iter()
-            .filter_map(|b| {
-                b.get(..8)
-                    .map(|b| u64::from_le_bytes(b.try_into().expect("8")))
-            })
-            .max()
-            .unwrap_or(0);
-        self.skew_ns.store(skew, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// The start of an iteration: owners have reset their words.
-    fn start(&self) -> R {
-        self.comm.oob().barrier().map_err(e("oob barrier"))
-    }
-
-    /// The end of an iteration: a launcher barrier, which forces nothing.
-    fn end(&self) -> R {
-        self.comm.oob().barrier().map_err(e("oob barrier"))
-    }
-}
 
 // ---------------------------------------------------------------------------
 

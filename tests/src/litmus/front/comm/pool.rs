@@ -1,10 +1,11 @@
 //! Worker threads, each bound to its own transmit context: the tasks of
 //! the comm-layer front end run on them.
 
-use super::R;
 use crate::e;
 use comm_ofi::Comm;
 use std::sync::{mpsc, Arc};
+
+type R<T = ()> = Result<T, String>;
 
 pub(super) type Job = Box<dyn FnOnce() + Send>;
 

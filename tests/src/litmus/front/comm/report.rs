@@ -2,7 +2,7 @@
 //! checks it against the fixture's oracle program and prints the `litmus`
 //! line of the (test, size).
 
-use super::Part;
+use super::env::Part;
 use crate::litmus::fixtures::{self, Fixture, Inst};
 use crate::litmus::oracle::{amo_count_label, outcome_of};
 use crate::litmus::tally::Tally;

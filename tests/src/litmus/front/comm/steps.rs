@@ -3,9 +3,10 @@
 //! fixture's steps with seeded random spins between them, and each locale
 //! records what it saw.
 
+use super::env::{enc, Env, Part, PutArgs, R};
 use super::mem::*;
 use super::pool::Task;
-use super::{enc, Env, Part, PutArgs, R};
+use super::report::{Report, RunCtx};
 use crate::e;
 use crate::litmus::fixtures::{Fixture, Inst};
 use crate::litmus::rng::{spin_for, Rng};
@@ -606,4 +607,89 @@ fn parent_and_children(
     ));
     let seeds = [shared.next(), shared.next()];
     (ws[0], ws[1..].to_vec(), seeds)
+}
+
+impl Env {
+    /// Runs one instance on this locale; locale 0 returns the report.
+    pub(super) fn run(self: &Arc<Self>, inst: &Inst, ctx: &RunCtx) -> R<Option<Report>> {
+        let started = Instant::now();
+        if inst.kind == Fixture::SbAtomic {
+            self.calibrate(inst)?;
+        }
+        let mut lines = String::new();
+        for it in 0..inst.iters as u64 {
+            let part = self.iteration(inst, it)?;
+            lines.push_str(&format!(
+                "{it}|{}|{}\n",
+                part.kv
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                part.info.join(",")
+            ));
+        }
+        let all = self
+            .comm
+            .oob()
+            .allgather(lines.as_bytes())
+            .map_err(e("allgather"))?;
+        // Everything settled before the next instance starts.
+        self.comm.barrier().map_err(e("barrier"))?;
+        if self.here != 0 {
+            return Ok(None);
+        }
+        let mut rep = ctx.compose(inst, &all, started.elapsed());
+        if inst.kind == Fixture::SbAtomic {
+            rep.line.push_str(&format!(
+                "\tskew_ns={}",
+                self.skew_ns.load(Ordering::Relaxed)
+            ));
+        }
+        Ok(Some(rep))
+    }
+
+    /// SB-ATOMIC's start skew: the slower of the two actors' time for one
+    /// atomic write and read of the test words (median of 15), agreed by all.
+    fn calibrate(self: &Arc<Self>, inst: &Inst) -> R {
+        let loc = if inst.selfish { 0 } else { 2 };
+        let mine = self.flag_on(if self.here == 0 { F_X } else { F_Y }, loc)?;
+        let v = stamp(inst.id, 0, 0);
+        let ns = if self.here <= 1 {
+            self.pool
+                .spawn(0, {
+                    let env = self.clone();
+                    move || {
+                        let mut t = Vec::new();
+                        for _ in 0..15 {
+                            let t0 = Instant::now();
+                            env.amo_write(mine, v)?;
+                            env.amo_read(mine)?;
+                            t.push(t0.elapsed().as_nanos() as u64);
+                        }
+                        t.sort_unstable();
+                        env.task_end()?;
+                        Ok(t[t.len() / 2])
+                    }
+                })
+                .join()?
+        } else {
+            0
+        };
+        let all = self
+            .comm
+            .oob()
+            .allgather(&ns.to_le_bytes())
+            .map_err(e("allgather"))?;
+        let skew = all
+            .iter()
+            .filter_map(|b| {
+                b.get(..8)
+                    .map(|b| u64::from_le_bytes(b.try_into().expect("8")))
+            })
+            .max()
+            .unwrap_or(0);
+        self.skew_ns.store(skew, Ordering::Relaxed);
+        Ok(())
+    }
 }

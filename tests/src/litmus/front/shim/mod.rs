@@ -38,6 +38,7 @@
 
 mod thread;
 mod watchdog;
+mod words;
 
 use crate::e;
 use crate::litmus::generated::{generate, Mem, Program, Size, ThreadKind, LOCALES};
@@ -51,118 +52,10 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use thread::{encode_regs, run_thread, Regs};
 use watchdog::{start_watchdog, uptime_ms, CURRENT, PHASE, PROGRESS_MS};
-
-type R<T = ()> = Result<T, String>;
-
-/// Words a program may have, and threads whose registers a locale reports.
-const MAX_WORDS: usize = 8;
-const MAX_THREADS: usize = 8;
-const MAX_REGS: usize = 8;
-/// How long an await may spin before the iteration is declared stuck.
-const STUCK: Duration = Duration::from_secs(30);
-/// Bytes of static data for words in `Mem::Static` (.bss).
-const STATIC_BYTES: usize = 2 << 20;
-/// The words of `Mem::Static`, at the same offsets as the heap area's.
-static STATIC_AREA: [AtomicU64; STATIC_BYTES / 8] = [const { AtomicU64::new(0) }; STATIC_BYTES / 8];
-
-struct Env {
-    area: Dist<u8>,
-    /// `STATIC_AREA` of every locale.
-    statics: Vec<GlobalPtr<u8>>,
-    /// Bytes per word slot.
-    slot: usize,
-    /// The provider's inject size + 1.
-    inject1: usize,
-    /// Bytes of a `Size::OverMaxMsg` word.
-    over_max: usize,
-    body: FnId,
-    max_delay: u64,
-    seed: u64,
-}
-
-static PROGRAMS: OnceLock<Vec<Program>> = OnceLock::new();
-static ENV: OnceLock<Env> = OnceLock::new();
-
-fn programs() -> &'static [Program] {
-    PROGRAMS.get_or_init(generate)
-}
-
-fn env() -> &'static Env {
-    ENV.get().expect("set before any program runs")
-}
-
-fn size_of(p: &Program) -> usize {
-    match p.size {
-        Size::Eight => 8,
-        Size::InjectPlusOne => env().inject1,
-        Size::OverMaxMsg => env().over_max,
-    }
-}
-
-fn word_ptr(p: &Program, w: u8) -> R<GlobalPtr<u8>> {
-    let word = &p.words[w as usize];
-    let home = usize::from(word.home);
-    let base = match word.mem {
-        Mem::Heap | Mem::Lock => env().area.at(home).map_err(e("word address"))?,
-        Mem::Static => env().statics[home],
-    };
-    Ok(base.add(w as usize * env().slot))
-}
-
-/// The bytes of word `w` (its size, or 8 for atomic, flag and lock words).
-fn word_len(p: &Program, w: u8) -> usize {
-    if p.words[w as usize].atomic || p.words[w as usize].mem == Mem::Lock {
-        8
-    } else {
-        size_of(p)
-    }
-}
-
-fn atomic_ptr(p: &Program, w: u8) -> R<GlobalPtr<u64>> {
-    let g = word_ptr(p, w)?;
-    Ok(GlobalPtr::<u64>::from_addr(GlobalAddr::new(
-        g.locale(),
-        g.addr(),
-    )))
-}
-
-/// The result area of this locale: per thread id, MAX_REGS register words
-/// and a done word (for bodies of non-blocking on-statements).
-fn result_word(t: u8, k: usize) -> &'static AtomicU64 {
-    let base = env().area.local().addr() as usize + MAX_WORDS * env().slot;
-    let addr = base + (t as usize * (MAX_REGS + 1) + k) * 8;
-    // SAFETY: inside this locale's part of the area (allocated with room
-    // for MAX_THREADS x (MAX_REGS + 1) words after the word slots), 8-aligned
-    // (slot is a multiple of 64); only accessed atomically by this process.
-    unsafe { AtomicU64::from_ptr(addr as *mut u64) }
-}
-
-/// An on-statement's arguments: program, thread, iteration in 9 bytes, so
-/// that with the AM header (48 bytes) the request fits every provider's
-/// inject size here (tcp;ofi_rxm's 64 the least): on tcp;ofi_rxm a blocking
-/// one goes out injected from the receive endpoint
-/// (`TxContext::send_small_from`). In the `inject+1` programs the arguments
-/// are padded to one byte past the inject size (where that is still an
-/// inline request: tcp, sockets), so the request goes out from the caller's
-/// own endpoint with a completion. Both paths get their cells.
-fn encode_args(p: usize, t: u8, it: u64) -> Vec<u8> {
-    let mut v = Vec::with_capacity(9);
-    v.extend_from_slice(&u32::try_from(p).expect("program index").to_le_bytes());
-    v.push(t);
-    v.extend_from_slice(&u32::try_from(it).expect("iteration").to_le_bytes());
-    if programs()[p].size == Size::InjectPlusOne {
-        let past = env().inject1.saturating_sub(amhandler::wire::HEADER);
-        if past <= amhandler::wire::INLINE_MAX {
-            v.resize(v.len().max(past), 0);
-        }
-    }
-    v
-}
-
-fn decode_args(a: &[u8]) -> (usize, u8, u64) {
-    let w = |k: usize| u32::from_le_bytes(a[k..k + 4].try_into().expect("4 bytes"));
-    (w(0) as usize, a[4], u64::from(w(5)))
-}
+use words::{
+    decode_args, env, programs, result_word, word_len, word_ptr, Env, ENV, MAX_REGS, MAX_THREADS,
+    MAX_WORDS, R, STATIC_AREA, STATIC_BYTES, STUCK,
+};
 
 /// The on-statement body: runs the named thread; a non-blocking one
 /// publishes its registers in this locale's result area.

@@ -1,7 +1,7 @@
 //! One thread of a generated program, step by step through the public API
 //! (`runtime_shim::Runtime`), with the engine's random pauses between steps.
 
-use super::{atomic_ptr, encode_args, env, programs, size_of, word_len, word_ptr, R, STUCK};
+use super::words::{atomic_ptr, encode_args, env, programs, size_of, word_len, word_ptr, R, STUCK};
 use crate::e;
 use crate::litmus::generated::{Coll, OnKind, Step};
 use crate::litmus::rng::Rng;

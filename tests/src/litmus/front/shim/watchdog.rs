@@ -3,7 +3,7 @@
 //! finalize and the exit after it longer than `STUCK` / 3, ends the locale
 //! with status 3, naming the program, iteration and phase it was in.
 
-use super::{programs, STUCK};
+use super::words::{programs, STUCK};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
