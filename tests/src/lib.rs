@@ -5,6 +5,7 @@
 //! Programs are workspace examples (`cargo build --examples`), so the same
 //! binaries serve the tests, the README and the study.
 
+pub mod cbuild;
 pub mod expect;
 pub mod litmus;
 /// The C / OpenSHMEM front end of the litmus engine, by its older name.
@@ -84,6 +85,7 @@ pub fn am_probe(provider: &str, args: &[&str], extra: &[(&str, &str)], timeout: 
     run
 }
 
+pub use cbuild::{build_once, compile_c, shim_soname_link, target_dir};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -92,42 +94,6 @@ use std::time::{Duration, Instant};
 
 /// The providers every multi-process test runs on.
 pub const PROVIDERS: [&str; 4] = ["shm", "tcp;ofi_rxm", "udp;ofi_rxd", "sockets"];
-
-/// `target/<profile>` of the running test binary.
-pub fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    // target/<profile>/deps/<test-binary>
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("test binary lives in target/<profile>/deps")
-        .to_path_buf()
-}
-
-fn profile_args() -> Vec<&'static str> {
-    let dir = target_dir();
-    if dir.file_name().is_some_and(|n| n == "release") {
-        vec!["--release"]
-    } else {
-        vec![]
-    }
-}
-
-/// Builds pgasrun and every example of the workspace once per test process.
-pub fn build_once() {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
-        let status = Command::new(cargo)
-            .args(["build", "--workspace", "--bins", "--examples", "--quiet"])
-            .args(profile_args())
-            .arg("--manifest-path")
-            .arg(manifest)
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building launcher and examples failed");
-    });
-}
 
 /// Path of the launcher.
 pub fn pgasrun() -> PathBuf {
@@ -318,84 +284,6 @@ pub fn launch(
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
-}
-
-/// The C shared library's SONAME is `libpgas_shim.so.0`
-/// (runtime-shim/build.rs): a program linked in the build tree with
-/// `-lruntime_shim` records that name, so it must resolve next to the file.
-pub fn shim_soname_link(dir: &Path) {
-    match std::os::unix::fs::symlink("libruntime_shim.so", dir.join("libpgas_shim.so.0")) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-            panic!("{}: cannot link libpgas_shim.so.0: {e}", dir.display())
-        }
-        _ => {}
-    }
-}
-
-/// Compiles `tests/c/<name>.c` with the system C compiler against the
-/// runtime shim's header (warnings are errors) and links it with the cdylib
-/// (`static_link`: the staticlib); returns the program's path
-/// (`target/<profile>/<name>_dynamic` or `_static`). Builds the launcher,
-/// the examples and the shim's C libraries first.
-pub fn compile_c(name: &str, static_link: bool) -> PathBuf {
-    let _ = pgasrun(); // builds the launcher and the examples once
-    let dir = target_dir();
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    // The shim's cdylib and staticlib (a build of the examples makes only
-    // the rlib a dependency needs).
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "--workspace",
-            "--lib",
-            "--bins",
-            "--examples",
-        ])
-        .args(profile_args())
-        .arg("--manifest-path")
-        .arg(workspace.join("Cargo.toml"))
-        .status()
-        .expect("run cargo build");
-    assert!(
-        status.success(),
-        "building the runtime shim's C libraries failed"
-    );
-    let out = dir.join(format!(
-        "{name}_{}",
-        if static_link { "static" } else { "dynamic" }
-    ));
-    let mut cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
-    cc.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-I"])
-        .arg(workspace.join("runtime-shim/include"))
-        .arg(workspace.join(format!("tests/c/{name}.c")))
-        .arg("-o")
-        .arg(&out);
-    if static_link {
-        cc.arg(dir.join("libruntime_shim.a")).args([
-            "-lfabric",
-            "-lgcc_s",
-            "-lutil",
-            "-lrt",
-            "-lpthread",
-            "-lm",
-            "-ldl",
-        ]);
-    } else {
-        shim_soname_link(&dir);
-        cc.arg("-L")
-            .arg(&dir)
-            .arg("-lruntime_shim")
-            .arg(format!("-Wl,-rpath,{}", dir.display()));
-    }
-    let r = cc.output().expect("run the C compiler (cc)");
-    assert!(
-        r.status.success(),
-        "compiling tests/c/{name}.c failed:\n{}",
-        String::from_utf8_lossy(&r.stderr)
-    );
-    out
 }
 
 /// OpenMPI's `mpirun` (a PMIx launcher): `mpirun.openmpi` or an `mpirun` on

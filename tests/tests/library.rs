@@ -3,9 +3,7 @@
 //! every provider, and teams + point-to-point through the C ABI
 //! (`tests/c/library_abi.c`, compiled with every warning an error) on two.
 
-use pgas_tests::{example, launch, pgasrun, shim_soname_link, target_dir, PROVIDERS};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use pgas_tests::{compile_c, example, launch, PROVIDERS};
 use std::time::Duration;
 
 #[test]
@@ -87,54 +85,9 @@ fn static_data_is_remotely_addressable() {
     }
 }
 
-fn compile_c() -> PathBuf {
-    let _ = pgasrun();
-    let dir = target_dir();
-    let ws = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut b = Command::new(cargo);
-    b.args([
-        "build",
-        "--quiet",
-        "--workspace",
-        "--lib",
-        "--bins",
-        "--examples",
-        "--manifest-path",
-    ])
-    .arg(ws.join("Cargo.toml"));
-    if dir.file_name().is_some_and(|n| n == "release") {
-        b.arg("--release");
-    }
-    assert!(
-        b.status().expect("cargo build").success(),
-        "building the shim failed"
-    );
-    shim_soname_link(&dir);
-    let out = dir.join("library_abi");
-    let r = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-I"])
-        .arg(ws.join("runtime-shim/include"))
-        .arg(ws.join("tests/c/library_abi.c"))
-        .arg("-o")
-        .arg(&out)
-        .arg("-L")
-        .arg(&dir)
-        .arg("-lruntime_shim")
-        .arg(format!("-Wl,-rpath,{}", dir.display()))
-        .output()
-        .expect("run cc");
-    assert!(
-        r.status.success(),
-        "compiling tests/c/library_abi.c failed:\n{}",
-        String::from_utf8_lossy(&r.stderr)
-    );
-    out
-}
-
 #[test]
 fn teams_and_point_to_point_through_the_c_abi() {
-    let prog = compile_c();
+    let prog = compile_c("library_abi", false);
     for (p, n) in [("shm", 4), ("tcp;ofi_rxm", 3)] {
         let r = launch(
             n,

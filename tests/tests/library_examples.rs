@@ -3,7 +3,8 @@
 //! (built with their Makefile), run on two providers; the C and Rust
 //! stencils must agree to the printed digit.
 
-use pgas_tests::{example, launch, pgasrun, target_dir};
+use pgas_tests::cbuild::{build_libraries, workspace};
+use pgas_tests::{example, launch, target_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -11,28 +12,9 @@ use std::time::Duration;
 const PROVIDERS: [&str; 2] = ["shm", "tcp;ofi_rxm"];
 
 fn c_examples() -> PathBuf {
-    let _ = pgasrun();
+    build_libraries();
     let dir = target_dir();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let ws = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut b = Command::new(cargo);
-    b.args([
-        "build",
-        "--quiet",
-        "--workspace",
-        "--lib",
-        "--bins",
-        "--examples",
-        "--manifest-path",
-    ])
-    .arg(ws.join("Cargo.toml"));
-    if dir.file_name().is_some_and(|n| n == "release") {
-        b.arg("--release");
-    }
-    assert!(
-        b.status().expect("cargo build").success(),
-        "building the shim failed"
-    );
+    let ws = workspace();
     let src = ws.join("runtime-shim/examples/c");
     let out = Command::new("make")
         .arg("-C")

@@ -11,115 +11,27 @@
 //! (The public test suite runs in `scripts/sos`, its deprecated-tests
 //! variant as `scripts/sos mapped-2-deprecated`, ...)
 
-use pgas_tests::{build_once, target_dir};
-use std::path::{Path, PathBuf};
+use pgas_tests::cbuild::{
+    assert_check_lines, check_maps, compile_shmem, one_job, oshrun as oshrun_prog,
+};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Builds the library once and compiles `tests/c/<name>.c` with oshcc.
-fn compile(name: &str) -> PathBuf {
-    static LIB: OnceLock<()> = OnceLock::new();
-    let dir = target_dir();
-    LIB.get_or_init(|| {
-        build_once();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut b = Command::new(cargo);
-        b.args([
-            "build",
-            "--quiet",
-            "--workspace",
-            "--lib",
-            "--bins",
-            "--examples",
-        ]);
-        if dir.file_name().is_some_and(|n| n == "release") {
-            b.arg("--release");
-        }
-        let st = b
-            .arg("--manifest-path")
-            .arg(workspace().join("Cargo.toml"))
-            .status()
-            .expect("cargo build");
-        assert!(st.success(), "building libpgas_shmem failed");
-    });
-    let out = dir.join(name);
-    let cc = Command::new(workspace().join("shmem/bin/oshcc"))
-        .env("PGAS_SHMEM_LIBDIR", &dir)
-        .args(["-std=c11", "-Wall", "-Werror", "-O1", "-o"])
-        .arg(&out)
-        .arg(workspace().join(format!("tests/c/{name}.c")))
-        .output()
-        .expect("run oshcc");
-    assert!(
-        cc.status.success(),
-        "oshcc {name}.c failed:\n{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
-    out
-}
 
 /// The smoke program, compiled once.
 fn program() -> PathBuf {
     static PROG: OnceLock<PathBuf> = OnceLock::new();
-    PROG.get_or_init(|| compile("shmem_smoke")).clone()
+    PROG.get_or_init(|| compile_shmem("shmem_smoke")).clone()
 }
-
-/// One job at a time: the jobs oversubscribe the cores already (4 PEs on
-/// 2 cores), and two at once made single runs take minutes.
-static ONE_JOB: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn oshrun(np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
     oshrun_prog(&program(), np, args, env)
 }
 
-fn oshrun_prog(prog: &Path, np: usize, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
-    let mut c = Command::new(workspace().join("shmem/bin/oshrun"));
-    c.env("PGAS_RUN", target_dir().join("pgasrun"))
-        .env("PGAS_NUM_WORKERS", "1")
-        .arg("-np")
-        .arg(np.to_string())
-        .arg(prog)
-        .args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("run oshrun")
-}
-
-/// The CHECK line of every PE, as key=value maps, by PE.
-fn checks(out: &Output) -> Vec<std::collections::HashMap<String, String>> {
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut v: Vec<_> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("CHECK "))
-        .map(|l| {
-            l.split_whitespace()
-                .filter_map(|kv| kv.split_once('='))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<std::collections::HashMap<_, _>>()
-        })
-        .collect();
-    v.sort_by_key(|m| m["pe"].parse::<usize>().unwrap());
-    v
-}
-
 fn run_smoke(np: usize, env: &[(&str, &str)], mapped: bool) {
     let out = oshrun(np, &[], env);
     let what = format!("{np} PEs {env:?}");
-    assert!(
-        out.status.success(),
-        "{what}: exit {:?}\n{}\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let c = checks(&out);
-    assert_eq!(c.len(), np, "{what}: one CHECK line per PE");
+    let c = assert_check_lines(&out, np, &what);
     let n = np as i64;
     for (me, m) in c.iter().enumerate() {
         let me = me as i64;
@@ -205,7 +117,7 @@ fn a_pe_out_of_range_ends_the_job_naming_the_call_and_the_pe() {
 fn under_mpirun_the_library_bootstraps_through_pmix_and_global_exit_sets_the_status() {
     let prog = program();
     let mpirun = |args: &[&str]| {
-        let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = one_job();
         Command::new("mpirun")
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -223,7 +135,7 @@ fn under_mpirun_the_library_bootstraps_through_pmix_and_global_exit_sets_the_sta
         out.status.code(),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(checks(&out).len(), 2, "one CHECK line per PE");
+    assert_eq!(check_maps(&out).len(), 2, "one CHECK line per PE");
     let out = mpirun(&["global-exit"]);
     assert_eq!(
         out.status.code(),
@@ -257,17 +169,9 @@ fn smoke_program_on_mixed_hosts_over_tcp_and_udp() {
 
 /// The legacy program's CHECK lines on `np` PEs, each value checked.
 fn run_legacy(np: usize, env: &[(&str, &str)]) -> Output {
-    let out = oshrun_prog(&compile("shmem_legacy"), np, &[], env);
+    let out = oshrun_prog(&compile_shmem("shmem_legacy"), np, &[], env);
     let what = format!("legacy, {np} PEs {env:?}");
-    assert!(
-        out.status.success(),
-        "{what}: exit {:?}\n{}\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let c = checks(&out);
-    assert_eq!(c.len(), np, "{what}: one CHECK line per PE");
+    let c = assert_check_lines(&out, np, &what);
     let n = np as i64;
     for (me, m) in c.iter().enumerate() {
         let me = me as i64;

@@ -7,103 +7,29 @@
 //! fair, an exhausted symmetric heap names `SHMEM_SYMMETRIC_SIZE`, and the
 //! `_nbi` operations deliver by `quiet`.
 
-use pgas_tests::{build_once, target_dir};
+use pgas_tests::cbuild::{assert_check_lines, compile_shmem};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
 use std::sync::OnceLock;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Builds the library and compiles the program once.
+/// The program, compiled once.
 fn program() -> PathBuf {
     static PROG: OnceLock<PathBuf> = OnceLock::new();
-    PROG.get_or_init(|| {
-        build_once();
-        let dir = target_dir();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut b = Command::new(cargo);
-        b.args([
-            "build",
-            "--quiet",
-            "--workspace",
-            "--lib",
-            "--bins",
-            "--examples",
-        ]);
-        if dir.file_name().is_some_and(|n| n == "release") {
-            b.arg("--release");
-        }
-        let st = b
-            .arg("--manifest-path")
-            .arg(workspace().join("Cargo.toml"))
-            .status()
-            .expect("cargo build");
-        assert!(st.success(), "building libpgas_shmem failed");
-        let out = dir.join("shmem_semantics");
-        let cc = Command::new(workspace().join("shmem/bin/oshcc"))
-            .env("PGAS_SHMEM_LIBDIR", &dir)
-            .args(["-std=c11", "-Wall", "-Werror", "-O1", "-o"])
-            .arg(&out)
-            .arg(workspace().join("tests/c/shmem_semantics.c"))
-            .output()
-            .expect("run oshcc");
-        assert!(
-            cc.status.success(),
-            "oshcc failed:\n{}",
-            String::from_utf8_lossy(&cc.stderr)
-        );
-        out
-    })
-    .clone()
+    PROG.get_or_init(|| compile_shmem("shmem_semantics"))
+        .clone()
 }
 
-/// One job at a time (the jobs oversubscribe the 2 cores already).
-static ONE_JOB: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn oshrun(np: usize, mode: &str, env: &[(&str, &str)]) -> Output {
-    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
-    let mut c = Command::new(workspace().join("shmem/bin/oshrun"));
-    c.env("PGAS_RUN", target_dir().join("pgasrun"))
-        .env("PGAS_NUM_WORKERS", "1")
-        .env("PGAS_PEER_TIMEOUT", "60")
-        .arg("-np")
-        .arg(np.to_string())
-        .arg(program())
-        .arg(mode);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("run oshrun")
+    let mut env = env.to_vec();
+    env.push(("PGAS_PEER_TIMEOUT", "60"));
+    pgas_tests::cbuild::oshrun(&program(), np, &[mode], &env)
 }
 
 /// Runs `mode`, asserts success and one CHECK line per PE; returns them by PE.
 fn checks(np: usize, mode: &str, env: &[(&str, &str)]) -> Vec<HashMap<String, String>> {
     let out = oshrun(np, mode, env);
-    let what = format!("{mode} on {np} PEs {env:?}");
-    assert!(
-        out.status.success(),
-        "{what}: exit {:?}\n{}\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut v: Vec<HashMap<String, String>> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("CHECK "))
-        .map(|l| {
-            l.split_whitespace()
-                .filter_map(|kv| kv.split_once('='))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect();
-    v.sort_by_key(|m| m["pe"].parse::<usize>().unwrap());
-    assert_eq!(v.len(), np, "{what}: one CHECK line per PE:\n{text}");
-    v
+    assert_check_lines(&out, np, &format!("{mode} on {np} PEs {env:?}"))
 }
 
 const TCP: [(&str, &str); 2] = [
