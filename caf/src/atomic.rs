@@ -66,42 +66,76 @@ unsafe fn store(p: *mut c_void, kind: c_int, v: u64) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run(
-    statement: &str,
+/// The word an atomic subroutine works on, as gfortran passes it to each:
+/// the coarray's token, the byte offset in it, the image (0: this one),
+/// the stat argument, and the type and kind of the atomic variable.
+#[derive(Clone, Copy)]
+struct Word {
     token: *mut c_void,
     offset: usize,
     image: c_int,
     stat: *mut c_int,
     ty: c_int,
     kind: c_int,
-    op: AtomicOp,
-    fetch: bool,
-    operand: u64,
-    compare: u64,
-) -> Option<u64> {
-    let c = Caf::get();
-    let out = StatOut::stat_only(stat);
-    let Some(t) = amo_type(ty, kind) else {
-        out.fail(
-            STAT_ERROR,
-            statement,
-            format!("type {ty} kind {kind} is not an atomic integer or logical kind"),
-        );
-        return None;
-    };
-    let (l, a) = remote_addr(c, token, offset, image, &out, statement)?;
-    match c
-        .rt
-        .amo_bits(GlobalAddr::new(l, a), t, op, fetch, operand, compare)
-    {
-        Ok(v) => {
-            out.ok();
-            Some(v)
+}
+
+impl Word {
+    fn new(
+        token: *mut c_void,
+        offset: usize,
+        image: c_int,
+        stat: *mut c_int,
+        ty: c_int,
+        kind: c_int,
+    ) -> Self {
+        Word {
+            token,
+            offset,
+            image,
+            stat,
+            ty,
+            kind,
         }
-        Err(e) => {
-            out.fail(STAT_ERROR, statement, e);
-            None
+    }
+
+    /// `op` on the word (`operand`, `compare`: the value's bits); the old
+    /// value's bits when `fetch`. `None` after a failure, reported in the
+    /// stat argument under `statement`.
+    fn run(
+        self,
+        statement: &str,
+        op: AtomicOp,
+        fetch: bool,
+        operand: u64,
+        compare: u64,
+    ) -> Option<u64> {
+        let w = self;
+        let c = Caf::get();
+        let out = StatOut::stat_only(w.stat);
+        let Some(t) = amo_type(w.ty, w.kind) else {
+            out.fail(
+                STAT_ERROR,
+                statement,
+                format!(
+                    "type {} kind {} is not an atomic integer or logical kind",
+                    w.ty, w.kind
+                ),
+            );
+            return None;
+        };
+        let (l, a) = remote_addr(c, w.token, w.offset, w.image, &out, statement)?;
+        match c
+            .rt
+            .amo_bits(GlobalAddr::new(l, a), t, op, fetch, operand, compare)
+        {
+            Ok(v) => {
+                out.ok();
+                Some(v)
+            }
+            Err(e) => {
+                out.fail(STAT_ERROR, statement, e);
+                None
+            }
         }
     }
 }
@@ -122,19 +156,8 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_define(
 ) {
     // SAFETY: caller.
     let v = unsafe { load(value, kind) };
-    run(
-        "ATOMIC_DEFINE",
-        token,
-        offset,
-        image,
-        stat,
-        ty,
-        kind,
-        AtomicOp::Write,
-        false,
-        v,
-        v,
-    );
+    let w = Word::new(token, offset, image, stat, ty, kind);
+    w.run("ATOMIC_DEFINE", AtomicOp::Write, false, v, v);
 }
 
 /// `_gfortran_caf_atomic_ref`.
@@ -151,19 +174,8 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_ref(
     ty: c_int,
     kind: c_int,
 ) {
-    if let Some(v) = run(
-        "ATOMIC_REF",
-        token,
-        offset,
-        image,
-        stat,
-        ty,
-        kind,
-        AtomicOp::Read,
-        true,
-        0,
-        0,
-    ) {
+    let w = Word::new(token, offset, image, stat, ty, kind);
+    if let Some(v) = w.run("ATOMIC_REF", AtomicOp::Read, true, 0, 0) {
         // SAFETY: caller.
         unsafe { store(value, kind, v) };
     }
@@ -188,19 +200,8 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_cas(
 ) {
     // SAFETY: caller.
     let (cmp, new) = unsafe { (load(compare, kind), load(new_val, kind)) };
-    if let Some(v) = run(
-        "ATOMIC_CAS",
-        token,
-        offset,
-        image,
-        stat,
-        ty,
-        kind,
-        AtomicOp::Cmpxchg,
-        true,
-        new,
-        cmp,
-    ) {
+    let w = Word::new(token, offset, image, stat, ty, kind);
+    if let Some(v) = w.run("ATOMIC_CAS", AtomicOp::Cmpxchg, true, new, cmp) {
         // SAFETY: caller.
         unsafe { store(old, kind, v) };
     }
@@ -239,19 +240,8 @@ pub unsafe extern "C" fn _gfortran_caf_atomic_op(
     // SAFETY: caller.
     let v = unsafe { load(value, kind) };
     let fetch = !old.is_null();
-    if let Some(prev) = run(
-        "ATOMIC_OP",
-        token,
-        offset,
-        image,
-        stat,
-        ty,
-        kind,
-        aop,
-        fetch,
-        v,
-        0,
-    ) {
+    let w = Word::new(token, offset, image, stat, ty, kind);
+    if let Some(prev) = w.run("ATOMIC_OP", aop, fetch, v, 0) {
         if fetch {
             // SAFETY: caller.
             unsafe { store(old, kind, prev) };

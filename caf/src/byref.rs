@@ -102,6 +102,29 @@ struct Target {
     refs: Vec<Ref>,
 }
 
+impl Target {
+    /// Its image's memory.
+    fn mem<'a>(&self, c: &'a Caf) -> ImageMem<'a> {
+        ImageMem {
+            c,
+            locale: self.locale,
+        }
+    }
+
+    /// Locates the elements its chain names on its image.
+    fn walk(&self, mem: &ImageMem<'_>) -> Result<Located, WalkError> {
+        walk::walk(mem, self.start, self.top.as_ref(), &self.refs)
+    }
+
+    /// Locates and reads the elements (the source of a get).
+    fn read_all(&self, c: &Caf) -> Result<(Located, Vec<u8>), Failure> {
+        let mem = self.mem(c);
+        let at = self.walk(&mem)?;
+        let data = fetch(&mem, &at).map_err(|e| Failure(STAT_ERROR, e))?;
+        Ok((at, data))
+    }
+}
+
 /// Resolves the token, image and chain of a call.
 ///
 /// # Safety
@@ -286,12 +309,7 @@ unsafe fn get_by_ref(
 ) -> Result<(), Failure> {
     // SAFETY: gfortran's arguments (caller).
     let t = unsafe { target(c, token, image, refs, check_failed)? };
-    let mem = ImageMem {
-        c,
-        locale: t.locale,
-    };
-    let at = walk::walk(&mem, t.start, t.top.as_ref(), &t.refs)?;
-    let data = fetch(&mem, &at).map_err(|e| Failure(STAT_ERROR, e))?;
+    let (at, data) = t.read_all(c)?;
     // SAFETY: gfortran's destination descriptor.
     let (rank, elem_len, ty) = unsafe {
         let d = &*dst;
@@ -347,15 +365,12 @@ unsafe fn send_by_ref(
 ) -> Result<(), Failure> {
     // SAFETY: gfortran's arguments (caller).
     let t = unsafe { target(c, token, image, refs, check_failed)? };
-    let mem = ImageMem {
-        c,
-        locale: t.locale,
-    };
+    let mem = t.mem(c);
     // SAFETY: gfortran's source descriptor.
     let shape = unsafe { Shape::of(src) };
     let n_in = shape.len();
     let src_extents: Vec<usize> = shape.dims.iter().map(|d| d.1).collect();
-    let mut at = match walk::walk(&mem, t.start, t.top.as_ref(), &t.refs) {
+    let mut at = match t.walk(&mem) {
         Err(WalkError::NotAllocated(m, hole)) => {
             let plan = hole
                 .filter(|_| dst_reallocatable)
@@ -364,7 +379,7 @@ unsafe fn send_by_ref(
                 return Err(Failure(STAT_ERROR, format!("{m} on image {image}")));
             };
             allocate_on(c, t.locale, &plan).map_err(|e| Failure(STAT_ERROR, e))?;
-            walk::walk(&mem, t.start, t.top.as_ref(), &t.refs)?
+            t.walk(&mem)?
         }
         r => r?,
     };
@@ -381,7 +396,7 @@ unsafe fn send_by_ref(
             .and_then(|h| allocation_for(&t.refs, h, &src_extents, dst_type))
         {
             allocate_on(c, t.locale, &plan).map_err(|e| Failure(STAT_ERROR, e))?;
-            at = walk::walk(&mem, t.start, t.top.as_ref(), &t.refs)?;
+            at = t.walk(&mem)?;
         }
     }
     let n_out = at.elems.len();
@@ -522,15 +537,7 @@ pub unsafe extern "C" fn _gfortran_caf_sendget_by_ref(
     // The source first: its elements into a buffer of this image.
     // SAFETY: gfortran's arguments.
     let src = unsafe { target(c, src_token, src_image_index, src_refs, !src_stat.is_null()) }
-        .and_then(|t| {
-            let mem = ImageMem {
-                c,
-                locale: t.locale,
-            };
-            let at = walk::walk(&mem, t.start, t.top.as_ref(), &t.refs)?;
-            let data = fetch(&mem, &at).map_err(|e| Failure(STAT_ERROR, e))?;
-            Ok((at, data))
-        });
+        .and_then(|t| t.read_all(c));
     let (src_at, data) = match src {
         Ok(x) => x,
         Err(e) => {
@@ -546,11 +553,8 @@ pub unsafe extern "C" fn _gfortran_caf_sendget_by_ref(
     // SAFETY: gfortran's arguments.
     let r = unsafe { target(c, dst_token, dst_image_index, dst_refs, !dst_stat.is_null()) }
         .and_then(|t| {
-            let mem = ImageMem {
-                c,
-                locale: t.locale,
-            };
-            let at = walk::walk(&mem, t.start, t.top.as_ref(), &t.refs)?;
+            let mem = t.mem(c);
+            let at = t.walk(&mem)?;
             let (n_in, n_out) = (src_at.elems.len(), at.elems.len());
             if n_in < n_out && n_in != 1 {
                 return Err(Failure(
@@ -583,11 +587,8 @@ pub unsafe extern "C" fn _gfortran_caf_is_present(
     let c = Caf::get();
     // SAFETY: gfortran's arguments.
     let r = unsafe { target(c, token, image_index, refs, false) }.and_then(|t| {
-        let mem = ImageMem {
-            c,
-            locale: t.locale,
-        };
-        match walk::walk(&mem, t.start, t.top.as_ref(), &t.refs) {
+        let mem = t.mem(c);
+        match t.walk(&mem) {
             Ok(_) => Ok(1),
             Err(WalkError::NotAllocated(..)) => Ok(0),
             Err(e) => Err(e.into()),

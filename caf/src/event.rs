@@ -5,7 +5,7 @@
 //! EVENT POST ends the poster's segment before its add, so an image whose
 //! EVENT WAIT consumed that post reads what the poster wrote before it.
 
-use crate::register::remote_addr;
+use crate::register::{control_word, remote_addr};
 use crate::stat::{StatOut, STAT_ERROR};
 use crate::state::Caf;
 use crate::token::Token;
@@ -30,13 +30,10 @@ pub unsafe extern "C" fn _gfortran_caf_event_post(
 ) {
     let c = Caf::get();
     let out = StatOut::new(stat, errmsg, errmsg_len);
-    let Some((l, a)) = remote_addr(c, token, index * WORD, image, &out, "EVENT POST") else {
+    let Some(word) = control_word::<i64>(c, token, index, image, &out, "EVENT POST") else {
         return;
     };
-    if let Err(e) = c.end_segment() {
-        return out.fail(STAT_ERROR, "EVENT POST", e);
-    }
-    match c.rt.atomic(GlobalPtr::<i64>::new(l, a)).add(1) {
+    match c.rt.atomic(word).add(1) {
         Ok(()) => out.ok(),
         Err(e) => out.fail(STAT_ERROR, "EVENT POST", e),
     }

@@ -7,14 +7,11 @@
 //! and reads what the previous holder wrote after it gets the lock
 //! (the holder's UNLOCK forced its writes visible before releasing).
 
-use crate::register::remote_addr;
+use crate::register::control_word;
 use crate::stat::{StatOut, STAT_ERROR, STAT_LOCKED, STAT_LOCKED_OTHER_IMAGE, STAT_UNLOCKED};
 use crate::state::Caf;
-use runtime_shim::GlobalPtr;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{fence, Ordering};
-
-const WORD: usize = 8;
 
 /// `_gfortran_caf_lock`.
 ///
@@ -33,13 +30,10 @@ pub unsafe extern "C" fn _gfortran_caf_lock(
 ) {
     let c = Caf::get();
     let out = StatOut::new(stat, errmsg, errmsg_len);
-    let Some((l, a)) = remote_addr(c, token, index * WORD, image, &out, "LOCK") else {
+    let Some(word) = control_word::<u64>(c, token, index, image, &out, "LOCK") else {
         return;
     };
-    if let Err(e) = c.end_segment() {
-        return out.fail(STAT_ERROR, "LOCK", e);
-    }
-    let word = c.rt.atomic(GlobalPtr::<u64>::new(l, a));
+    let word = c.rt.atomic(word);
     let mine = c.me as u64 + 1;
     let mut err = None;
     let mut try_once = || match word.compare_exchange(0, mine) {
@@ -99,20 +93,13 @@ pub unsafe extern "C" fn _gfortran_caf_unlock(
 ) {
     let c = Caf::get();
     let out = StatOut::new(stat, errmsg, errmsg_len);
-    let Some((l, a)) = remote_addr(c, token, index * WORD, image, &out, "UNLOCK") else {
+    // What this image wrote while holding the lock is visible before the
+    // next holder can get it (control_word ends the segment).
+    let Some(word) = control_word::<u64>(c, token, index, image, &out, "UNLOCK") else {
         return;
     };
-    // What this image wrote while holding the lock is visible before the
-    // next holder can get it.
-    if let Err(e) = c.end_segment() {
-        return out.fail(STAT_ERROR, "UNLOCK", e);
-    }
     let mine = c.me as u64 + 1;
-    match c
-        .rt
-        .atomic(GlobalPtr::<u64>::new(l, a))
-        .compare_exchange(mine, 0)
-    {
+    match c.rt.atomic(word).compare_exchange(mine, 0) {
         Ok(Ok(_)) => out.ok(),
         Ok(Err(0)) => out.fail(
             STAT_UNLOCKED,

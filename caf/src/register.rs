@@ -271,3 +271,23 @@ pub(crate) fn remote_addr(
     };
     Some((l, a))
 }
+
+/// The library-owned word `index` of a lock or event coarray on `image`
+/// (0: this image), resolved as [`remote_addr`] does, for an image control
+/// statement: this image's segment is ended before it is returned. `None`
+/// when either failed (reported in `out` under `statement`).
+pub(crate) fn control_word<T: runtime_shim::Pod>(
+    c: &Caf,
+    token: *mut c_void,
+    index: usize,
+    image: c_int,
+    out: &StatOut,
+    statement: &str,
+) -> Option<runtime_shim::GlobalPtr<T>> {
+    let (l, a) = remote_addr(c, token, index * WORD, image, out, statement)?;
+    if let Err(e) = c.end_segment() {
+        out.fail(STAT_ERROR, statement, e);
+        return None;
+    }
+    Some(runtime_shim::GlobalPtr::new(l, a))
+}
