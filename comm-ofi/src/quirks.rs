@@ -64,6 +64,67 @@ pub fn avoid_native_atomics(provider: &str) -> bool {
     provider.contains("ofi_rxd")
 }
 
+/// Utility providers we never select: `ofi_mrail` (several rails of one
+/// core provider) and the `ofi_hook_*` layers (diagnostics over another
+/// provider); the core provider under them is offered as itself. They are
+/// left out of the provider list too.
+pub fn is_utility_layer(provider: &str) -> bool {
+    provider.contains("ofi_mrail") || provider.starts_with("ofi_hook")
+}
+
+/// Providers that claim `FI_DELIVERY_COMPLETE` but do not deliver it:
+/// `ofi_rxm` (libfabric issue 5601). The delivery-complete mode takes them
+/// only when the user names the provider.
+pub fn claims_delivery_complete_falsely(provider: &str) -> bool {
+    provider.contains("ofi_rxm")
+}
+
+/// Providers unreliable over IPv6 addresses: `sockets` (the original
+/// runtime filters it too).
+pub fn unreliable_over_ipv6(provider: &str) -> bool {
+    provider == "sockets"
+}
+
+/// Providers that reach this host only (`shm` offers `FI_LOCAL_COMM`
+/// alone): never selected for locales on several hosts, and ranked last
+/// there.
+pub fn reaches_this_host_only(provider: &str) -> bool {
+    provider.starts_with("shm")
+}
+
+/// Providers that complete a send only once the receiver's progress
+/// acknowledged it: `udp;ofi_rxd`. A locale's poller must keep polling
+/// (never sleep on the doorbell) while peers may send to it.
+pub fn sends_need_receiver_progress(provider: &str) -> bool {
+    provider.contains("ofi_rxd")
+}
+
+/// Providers whose completion queues are waited on by blocking in the CQ's
+/// wait object (`fi_cq_sread`) rather than by spinning, unless
+/// `PGAS_CQ_WAIT` says otherwise: `sockets`, whose own progress thread
+/// makes progress while we block (docs/providers.md).
+pub fn blocks_on_completion_queues(provider: &str) -> bool {
+    provider.starts_with("sockets")
+}
+
+/// The class and position of a provider in the selection's preference
+/// (lower first): hardware providers, then shm on one host (last when the
+/// locales are on several: it cannot reach other hosts), tcp, udp, net,
+/// sockets.
+pub fn provider_rank(prov: &str, single_host: bool) -> (u8, u8) {
+    let core = prov.split(';').next().unwrap_or(prov);
+    match core {
+        "shm" if single_host => (1, 0),
+        "shm" => (9, 0), // cannot reach other hosts
+        "tcp" => (2, 0),
+        "udp" => (2, 1),
+        "net" => (2, 2),
+        "sockets" => (3, 0),
+        // verbs, efa, cxi, psm2/3, opx, usnic, gni, ...: hardware first.
+        _ => (0, 0),
+    }
+}
+
 /// Providers on which a fetching atomic read of a target word, posted on the
 /// context that issued earlier native AMOs to that target, proves them
 /// applied: `shm` (1.17). Every command an endpoint sends a peer (inject
@@ -190,6 +251,29 @@ pub fn restore_default_fault_handlers() -> Vec<libc::c_int> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn name_predicates_pick_their_providers_only() {
+        let all = [
+            "shm",
+            "tcp;ofi_rxm",
+            "udp;ofi_rxd",
+            "sockets",
+            "verbs;ofi_rxm",
+            "efa",
+        ];
+        let picked = |f: fn(&str) -> bool| all.iter().copied().filter(|p| f(p)).collect::<Vec<_>>();
+        assert_eq!(picked(reaches_this_host_only), ["shm"]);
+        assert_eq!(
+            picked(claims_delivery_complete_falsely),
+            ["tcp;ofi_rxm", "verbs;ofi_rxm"]
+        );
+        assert_eq!(picked(sends_need_receiver_progress), ["udp;ofi_rxd"]);
+        assert_eq!(picked(blocks_on_completion_queues), ["sockets"]);
+        assert_eq!(picked(unreliable_over_ipv6), ["sockets"]);
+        assert!(picked(is_utility_layer).is_empty());
+        assert!(is_utility_layer("ofi_mrail") && is_utility_layer("ofi_hook_perf"));
+    }
 
     #[test]
     fn av_limit_only_for_shm() {

@@ -14,6 +14,7 @@
 
 use crate::error::{Error, Result};
 use crate::ofi::info::{order_names, Info};
+use crate::quirks::{self, provider_rank};
 use crate::Mode;
 use libfabric_sys as sys;
 
@@ -195,21 +196,6 @@ fn hints(
     h
 }
 
-/// Rank of a provider: lower is better. (class, position within class).
-pub fn provider_rank(prov: &str, single_host: bool) -> (u8, u8) {
-    let core = prov.split(';').next().unwrap_or(prov);
-    match core {
-        "shm" if single_host => (1, 0),
-        "shm" => (9, 0), // cannot reach other hosts
-        "tcp" => (2, 0),
-        "udp" => (2, 1),
-        "net" => (2, 2),
-        "sockets" => (3, 0),
-        // verbs, efa, cxi, psm2/3, opx, usnic, gni, ...: hardware first.
-        _ => (0, 0),
-    }
-}
-
 fn usable(c: &Candidate, req: &SelectRequest) -> bool {
     let prov = c.info.prov_name();
     let missing = missing_order(c.mode, c.info.tx_msg_order(), c.info.rx_msg_order());
@@ -222,26 +208,26 @@ fn usable(c: &Candidate, req: &SelectRequest) -> bool {
         );
         return false;
     }
-    if c.atomics && crate::quirks::avoid_native_atomics(&prov) {
+    if c.atomics && quirks::avoid_native_atomics(&prov) {
         return false;
     }
-    if prov.contains("ofi_mrail") || prov.starts_with("ofi_hook") {
+    if quirks::is_utility_layer(&prov) {
         return false;
     }
-    // ofi_rxm claims FI_DELIVERY_COMPLETE but does not deliver it (libfabric
-    // issue 5601): only when the user names the provider.
-    if c.mode == Mode::DeliveryComplete && prov.contains("ofi_rxm") && req.provider.is_none() {
+    if c.mode == Mode::DeliveryComplete
+        && quirks::claims_delivery_complete_falsely(&prov)
+        && req.provider.is_none()
+    {
         return false;
     }
-    // sockets over IPv6 is unreliable (the original filters it too).
-    if prov == "sockets" && c.info.as_addr_format() == sys::FI_SOCKADDR_IN6 {
+    if quirks::unreliable_over_ipv6(&prov) && c.info.as_addr_format() == sys::FI_SOCKADDR_IN6 {
         return false;
     }
     // Locales on several hosts need a provider that reaches other hosts
     // (the hints ask for FI_REMOTE_COMM then; shm only offers FI_LOCAL_COMM)
     // through an interface other hosts can reach.
     if !req.locality.single_host() {
-        if prov.starts_with("shm") || !c.info.has_caps(sys::FI_REMOTE_COMM) {
+        if quirks::reaches_this_host_only(&prov) || !c.info.has_caps(sys::FI_REMOTE_COMM) {
             return false;
         }
         if is_loopback(&c.info.domain_name()) {
@@ -310,7 +296,7 @@ pub fn available_providers(locality: Locality) -> Result<Vec<String>> {
             if let Some(list) = Info::getinfo(&hints(mode, atomics, None, locality, 0))? {
                 for i in list.entries() {
                     let n = i.prov_name();
-                    if !names.contains(&n) && !n.contains("ofi_mrail") {
+                    if !names.contains(&n) && !quirks::is_utility_layer(&n) {
                         names.push(n);
                     }
                 }

@@ -29,10 +29,11 @@ const COVER_CHECK: std::time::Duration = std::time::Duration::from_micros(200);
 
 impl IdlePolicy {
     pub(super) fn new(cfg: &Config, prov: &ProviderInfo, mapped: &Arc<Mapped>) -> IdlePolicy {
-        // Blocking CQ waits block already; udp;ofi_rxd completes a send only
-        // once the receiver's progress acknowledged it (keep polling).
-        let may_sleep =
-            mapped.rung_by_all() && prov.wait == WaitMode::Spin && !prov.name.contains("ofi_rxd");
+        // Blocking CQ waits block already; some providers need the
+        // receiver's progress to complete a send (keep polling).
+        let may_sleep = mapped.rung_by_all()
+            && prov.wait == WaitMode::Spin
+            && !crate::quirks::sends_need_receiver_progress(&prov.name);
         IdlePolicy {
             mapped: may_sleep.then(|| mapped.clone()),
             spin: std::time::Duration::from_micros(cfg.poll_spin_us),

@@ -122,13 +122,13 @@ impl Comm {
         let me = oob.rank();
         let n = oob.size();
         let info = &sel.info;
-        let wait = cfg
-            .cq_wait
-            .unwrap_or(if sel.provider.starts_with("sockets") {
+        let wait = cfg.cq_wait.unwrap_or(
+            if crate::quirks::blocks_on_completion_queues(&sel.provider) {
                 WaitMode::Block
             } else {
                 WaitMode::Spin
-            });
+            },
+        );
         let max_msg_size = cfg
             .max_msg_size
             .unwrap_or(usize::MAX)
