@@ -31,6 +31,34 @@ pub enum DoneMode {
     Msg,
 }
 
+/// How the reply of a blocking request reaches its initiator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReplyRoute {
+    /// The target stores reply and done word into the initiator's slot with
+    /// the CPU (it maps the initiator's heap: the mapped path).
+    Mapped,
+    /// A Reply message into the initiator's receive queue; the initiator's
+    /// poller (or the waiting thread itself) fills the slot.
+    Message,
+    /// RMA: the target PUTs the reply, then the done word.
+    Put,
+}
+
+impl DoneMode {
+    /// The one decision of a reply's route, read by both sides: the
+    /// initiator (whether to poll its receive queue while it waits,
+    /// `mapped`: it maps the target's heap) and the target (how to send it,
+    /// `mapped`: it reaches the initiator's slot by mapping). The mapped path
+    /// maps co-located heaps both ways, so the two agree.
+    pub(crate) fn reply_route(self, mapped: bool) -> ReplyRoute {
+        match (mapped, self) {
+            (true, _) => ReplyRoute::Mapped,
+            (false, DoneMode::Msg) => ReplyRoute::Message,
+            (false, DoneMode::Put) => ReplyRoute::Put,
+        }
+    }
+}
+
 /// Every knob of the AM layer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AmConfig {
@@ -153,6 +181,15 @@ impl AmConfig {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn a_mapped_peer_is_answered_in_its_slot_else_as_the_done_mode_says() {
+        for done in [DoneMode::Msg, DoneMode::Put] {
+            assert_eq!(done.reply_route(true), ReplyRoute::Mapped);
+        }
+        assert_eq!(DoneMode::Msg.reply_route(false), ReplyRoute::Message);
+        assert_eq!(DoneMode::Put.reply_route(false), ReplyRoute::Put);
+    }
 
     fn cfg(pairs: &[(&str, &str)]) -> Result<AmConfig> {
         let m: HashMap<String, String> = pairs

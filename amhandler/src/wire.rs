@@ -25,7 +25,7 @@
 //! ```
 
 use crate::error::{Error, Result};
-use comm_ofi::Locale;
+use comm_ofi::{cpu_amo, AmoRequest, GlobalAddr, Locale};
 
 /// Header bytes.
 pub const HEADER: usize = 48;
@@ -181,6 +181,30 @@ impl Header {
         }
     }
 
+    /// Writes the atomic `req` into an Amo request's fields (see the
+    /// module table): its word's address, operand and compare bits, and
+    /// type, op and fetch as codes.
+    pub fn set_amo(&mut self, req: &AmoRequest) {
+        self.a = req.target.addr;
+        self.b = req.operand;
+        self.d = req.compare;
+        self.c =
+            cpu_amo::type_code(req.ty) | cpu_amo::op_code(req.op) << 8 | (req.fetch as u32) << 16;
+    }
+
+    /// The atomic an Amo request carries, its word on `owner` (the locale
+    /// that received it); `None` if a code is unknown.
+    pub fn amo(&self, owner: Locale) -> Option<AmoRequest> {
+        Some(AmoRequest {
+            target: GlobalAddr::new(owner, self.a),
+            ty: cpu_amo::type_from(self.c & 0xff)?,
+            op: cpu_amo::op_from((self.c >> 8) & 0xff)?,
+            operand: self.b,
+            compare: self.d,
+            fetch: (self.c >> 16) & 1 != 0,
+        })
+    }
+
     /// Whether the body runs in the handler thread.
     pub fn fast(&self) -> bool {
         self.flags & FLAG_FAST != 0
@@ -299,14 +323,9 @@ impl Header {
             ))),
             Op::Get if self.b == 0 => Err(bad("GET without a destination".into())),
             Op::Amo => {
-                let (ty, op) = (self.c & 0xff, (self.c >> 8) & 0xff);
-                let known = match (
-                    comm_ofi::cpu_amo::type_from(ty),
-                    comm_ofi::cpu_amo::op_from(op),
-                ) {
-                    (Some(t), Some(o)) => comm_ofi::cpu_amo::valid(t, o),
-                    _ => false,
-                };
+                let known = self
+                    .amo(self.src)
+                    .is_some_and(|r| cpu_amo::valid(r.ty, r.op));
                 if !known || self.c >> 17 != 0 {
                     return Err(bad(format!("unknown atomic code {:#x}", self.c)));
                 }

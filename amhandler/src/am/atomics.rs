@@ -44,10 +44,7 @@ impl Am {
     pub(super) fn send_amo(&self, req: &AmoRequest, postpone: bool) -> Result<AmoReply> {
         self.check_target(req.target.locale)?;
         let mut h = Header::new(Op::Amo, FLAG_BLOCKING, self.here, 0);
-        h.a = req.target.addr;
-        h.b = req.operand;
-        h.d = req.compare;
-        h.c = cpu_amo::type_code(req.ty) | cpu_amo::op_code(req.op) << 8 | (req.fetch as u32) << 16;
+        h.set_amo(req);
         if postpone {
             let slot = self.slots.get(&self.comm)?;
             slot::arm(&HeapSlot(slot));
@@ -68,15 +65,17 @@ impl Am {
         Ok(AmoReply::Done(u64::from_le_bytes(w)))
     }
 
-    pub(super) fn local_amo(
-        &self,
-        addr: u64,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> std::result::Result<u64, String> {
+    /// Applies `req`, an atomic on a word of this locale, with CPU atomics
+    /// (the owner's half of the CPU route).
+    pub(super) fn local_amo(&self, req: &AmoRequest) -> std::result::Result<u64, String> {
+        let AmoRequest {
+            target: GlobalAddr { addr, .. },
+            ty,
+            op,
+            operand,
+            compare,
+            fetch,
+        } = *req;
         let registered = self.comm.heap().contains(addr, ty.size())
             || self
                 .comm

@@ -3,6 +3,7 @@
 //! (`execute_on*`, `nop`).
 
 use super::*;
+use crate::config::ReplyRoute;
 
 impl Am {
     pub(super) fn check_open(&self) -> Result<()> {
@@ -99,7 +100,8 @@ impl Am {
     /// Whether `target`'s reply to a blocking request comes as a Reply
     /// message into our receive queue.
     pub(super) fn reply_by_message(&self, target: Locale) -> bool {
-        self.cfg.done == DoneMode::Msg && !self.comm.mapped().maps(target)
+        let mapped = self.comm.mapped().maps(target);
+        self.cfg.done.reply_route(mapped) == ReplyRoute::Message
     }
 
     /// Reads a reply out of a done slot (or fetches a large one).

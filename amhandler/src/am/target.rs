@@ -3,6 +3,7 @@
 //! the poller, handlers or executors.
 
 use super::*;
+use crate::config::ReplyRoute;
 use crate::wire::WordReply;
 
 impl Am {
@@ -105,15 +106,17 @@ impl Am {
         }
         let large = large_at != 0;
         let sent = (|| -> Result<()> {
+            let mapped = self.mapped_slot(h);
+            let route = self.cfg.done.reply_route(mapped.is_some());
             // A mapped initiator: write its slot directly (no message, no
             // poller on either side).
-            if let Some(at) = self.mapped_slot(h) {
+            if let (ReplyRoute::Mapped, Some(at)) = (route, mapped) {
                 self.comm.before_done()?;
                 self.publish_slot(HeapSlot(at as u64), &bytes, large_at, error);
                 return Ok(());
             }
             // MCM: everything the body stored is visible before the 'done'.
-            if self.cfg.done == DoneMode::Msg {
+            if route == ReplyRoute::Message {
                 self.comm.before_done()?;
                 let mut rh = Header::new(Op::Reply, 0, self.here, h.slot);
                 rh.len = u32::try_from(bytes.len()).expect("replies are at most MAX_REPLY bytes");
@@ -183,28 +186,24 @@ impl Am {
     /// its reply (the old value if it fetches, else nothing); an error has
     /// applied nothing.
     fn apply_amo(&self, h: &Header) -> std::result::Result<WordReply, String> {
-        let fetch = (h.c >> 16) & 1 != 0;
-        match (
-            cpu_amo::type_from(h.c & 0xff),
-            cpu_amo::op_from((h.c >> 8) & 0xff),
-        ) {
-            (Some(ty), Some(op)) => self.local_amo(h.a, ty, op, h.b, h.d, fetch).map(|v| {
-                let len = if cpu_amo::fetches(op, fetch) {
-                    ty.size()
-                } else {
-                    0
-                };
-                WordReply::word(v, len)
-            }),
-            _ => Err(format!("unknown atomic code {:#x}", h.c)),
-        }
+        let Some(req) = h.amo(self.here) else {
+            return Err(format!("unknown atomic code {:#x}", h.c));
+        };
+        self.local_amo(&req).map(|v| {
+            let len = if cpu_amo::fetches(req.op, req.fetch) {
+                req.ty.size()
+            } else {
+                0
+            };
+            WordReply::word(v, len)
+        })
     }
 
     /// Whether the poller answers atomic requests itself: where the reply
     /// is a message (or a store into a mapped initiator's slot), not the
     /// RMA writes of `PGAS_AM_DONE=put`, which may wait on the network.
     fn amo_on_poller(&self, h: &Header) -> bool {
-        h.blocking() && (self.cfg.done == DoneMode::Msg || self.mapped_slot(h).is_some())
+        h.blocking() && self.cfg.done.reply_route(self.mapped_slot(h).is_some()) != ReplyRoute::Put
     }
 
     /// The initiator's done slot of request `h` in this process, if its heap
