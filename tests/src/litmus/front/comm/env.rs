@@ -54,17 +54,6 @@ impl Part {
     }
 }
 
-/// Arguments of the `put` body.
-pub(super) struct PutArgs {
-    pub(super) dst: GlobalAddr,
-    pub(super) src: u64,
-    pub(super) size: usize,
-    pub(super) inst: u64,
-    pub(super) it: u64,
-    pub(super) v: u64,
-    pub(super) seed: u64,
-}
-
 pub(super) fn enc(ws: &[u64]) -> Vec<u8> {
     ws.iter().flat_map(|w| w.to_le_bytes()).collect()
 }

@@ -3,7 +3,7 @@
 //! fixture's steps with seeded random spins between them, and each locale
 //! records what it saw.
 
-use super::env::{enc, Env, Part, PutArgs, R};
+use super::env::{enc, Env, Part, R};
 use super::mem::*;
 use super::pool::Task;
 use super::report::{Report, RunCtx};
@@ -337,24 +337,20 @@ impl Env {
                             for (i, &cw) in children.iter().enumerate() {
                                 let k = i + 1;
                                 let dst_loc = if selfish { k } else { 0 };
-                                let a = PutArgs {
-                                    dst: env.slot_on(s.a + k, dst_loc)?,
-                                    src: env.slot_on(s.csrc + k, k)?.addr,
-                                    size,
-                                    inst: id,
-                                    it,
-                                    v: 1,
-                                    seed: seeds[i],
-                                };
+                                // The `put` body's arguments: destination
+                                // (locale, address), source, size, and the
+                                // stamp and delay seed of the child's value.
+                                let dst = env.slot_on(s.a + k, dst_loc)?;
+                                let src = env.slot_on(s.csrc + k, k)?.addr;
                                 let args = enc(&[
-                                    a.dst.locale as u64,
-                                    a.dst.addr,
-                                    a.src,
-                                    a.size as u64,
-                                    a.inst,
-                                    a.it,
-                                    a.v,
-                                    a.seed,
+                                    dst.locale as u64,
+                                    dst.addr,
+                                    src,
+                                    size as u64,
+                                    id,
+                                    it,
+                                    1,
+                                    seeds[i],
                                 ]);
                                 let env2 = env.clone();
                                 kids.push(env.pool.spawn(cw, move || {
