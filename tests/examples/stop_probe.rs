@@ -70,7 +70,7 @@ fn run() -> Result<(), String> {
         max.as_millis()
     );
     rt.barrier().map_err(e("barrier"))?;
-    pgas_tests::finish(&rt, "stop_probe", &format!("{n} locales, {secs} s"))
+    pgas_tests::finish(rt, "stop_probe", &format!("{n} locales, {secs} s"))
 }
 
 fn main() -> ExitCode {

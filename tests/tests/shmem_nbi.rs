@@ -109,9 +109,13 @@ fn checks(np: usize, env: &[(&str, &str)]) -> Vec<HashMap<String, String>> {
     v
 }
 
+/// One run: PEs, extra environment, whether the atomics travel as AMs (and
+/// so stay in flight until the quiet).
+type Cell<'a> = (usize, &'a [(&'a str, &'a str)], bool);
+
 #[test]
 fn atomic_nbi_and_put_signal_nbi_are_left_in_flight_and_right_after_quiet() {
-    let cells: [(usize, &[(&str, &str)], bool); 4] = [
+    let cells: [Cell; 4] = [
         (2, &[], false),
         (3, &[], false),
         (2, &TCP, true),

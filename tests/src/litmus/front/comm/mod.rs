@@ -38,18 +38,17 @@ mod report;
 mod steps;
 
 use crate::e;
-use crate::litmus::fixtures::{instances, Fixture, Inst};
+use crate::litmus::fixtures::instances;
 use crate::litmus::rng::Rng;
-use crate::litmus::value::Label;
-use amhandler::{Am, FnId, Options, Registry};
+use amhandler::{Options, Registry};
 use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr, Locale};
 use env::{dec, Env, R};
-use mem::{classify, fill, slice, slice_mut, stamp, F_X, F_Y, SLOT, SLOTS};
+use mem::{classify, fill, slice, SLOT, SLOTS};
 use pool::Pool;
-use report::{Report, RunCtx};
+use report::RunCtx;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 

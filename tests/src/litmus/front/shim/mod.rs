@@ -41,19 +41,18 @@ mod watchdog;
 mod words;
 
 use crate::e;
-use crate::litmus::generated::{generate, Mem, Program, Size, ThreadKind, LOCALES};
+use crate::litmus::generated::{Mem, ThreadKind, LOCALES};
 use crate::litmus::tally::Tally;
 use crate::litmus::value::{code_text, decode, pattern};
-use runtime_shim::{Builder, Dist, FnId, GlobalAddr, GlobalPtr, OnCtx, Runtime};
+use runtime_shim::{Builder, OnCtx, Runtime};
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 use thread::{encode_regs, run_thread, Regs};
 use watchdog::{start_watchdog, uptime_ms, CURRENT, PHASE, PROGRESS_MS};
 use words::{
-    decode_args, env, programs, result_word, word_len, word_ptr, Env, ENV, MAX_REGS, MAX_THREADS,
+    decode_args, programs, result_word, word_len, word_ptr, Env, ENV, MAX_REGS, MAX_THREADS,
     MAX_WORDS, R, STATIC_AREA, STATIC_BYTES, STUCK,
 };
 
