@@ -19,6 +19,13 @@
 //! a loop that finds work soon pays a counter increment, and nothing at all
 //! when the knob is unset.
 //! A round that made progress calls [`PeerWait::reset`].
+//!
+//! The silence is counted in the waiter's own running time: two clock
+//! reads more than [`OWN_STALL`] apart mean this process did not run in
+//! between (SIGSTOPped, or descheduled that long), so the count starts
+//! again instead of blaming the peer for a silence the waiter could not
+//! have observed (a stopped locale that continues must not fail every
+//! wait it had pending).
 
 use crate::error::{Error, OfiError};
 use crate::knobs::{var, BadValue};
@@ -31,6 +38,9 @@ pub const VAR: &str = "PGAS_PEER_TIMEOUT";
 pub const MAX_SECS: u64 = 86_400;
 /// Fruitless rounds in a row before [`PeerWait::expired`] reads the clock.
 pub const CLOCK_AFTER: u32 = 64;
+/// A gap between two clock reads of one wait longer than this means the
+/// waiter itself did not run: its count of silence starts again.
+pub const OWN_STALL: Duration = Duration::from_secs(1);
 
 static TIMEOUT: OnceLock<Option<Duration>> = OnceLock::new();
 
@@ -78,6 +88,7 @@ pub struct PeerWait {
     limit: Option<Duration>,
     rounds: u32,
     since: Option<Instant>,
+    last_read: Option<Instant>,
 }
 
 impl Default for PeerWait {
@@ -98,6 +109,7 @@ impl PeerWait {
             limit,
             rounds: 0,
             since: None,
+            last_read: None,
         }
     }
 
@@ -106,6 +118,7 @@ impl PeerWait {
     pub fn reset(&mut self) {
         self.rounds = 0;
         self.since = None;
+        self.last_read = None;
     }
 
     /// Counts a fruitless round; `true` once the wait has made no progress
@@ -119,7 +132,19 @@ impl PeerWait {
         if self.rounds < CLOCK_AFTER {
             return false;
         }
-        let now = Instant::now();
+        self.silent_for_at_least(limit, Instant::now())
+    }
+
+    /// The clock part of [`PeerWait::expired`], given the time read.
+    fn silent_for_at_least(&mut self, limit: Duration, now: Instant) -> bool {
+        if self
+            .last_read
+            .is_some_and(|last| now.saturating_duration_since(last) > OWN_STALL)
+        {
+            // This process was not running: the peer's silence is unseen.
+            self.since = None;
+        }
+        self.last_read = Some(now);
         now.duration_since(*self.since.get_or_insert(now)) >= limit
     }
 
@@ -221,6 +246,33 @@ mod tests {
         // No limit: never.
         let mut never = PeerWait::with_limit(None);
         assert!((0..10_000).all(|_| !never.expired()));
+    }
+
+    #[test]
+    fn a_waiter_that_was_not_running_starts_its_count_again() {
+        let limit = Duration::from_secs(5);
+        let mut w = PeerWait::with_limit(Some(limit));
+        let t0 = Instant::now();
+        // Reads every 100 ms: the silence adds up to the limit.
+        let mut t = t0;
+        while t < t0 + Duration::from_millis(4900) {
+            assert!(!w.silent_for_at_least(limit, t));
+            t += Duration::from_millis(100);
+        }
+        assert!(w.silent_for_at_least(limit, t0 + Duration::from_millis(5000)));
+        // The same wait, but the process stopped for 30 s after 1 s: on
+        // waking, the count starts again, and expires 5 s later.
+        let mut w = PeerWait::with_limit(Some(limit));
+        assert!(!w.silent_for_at_least(limit, t0));
+        assert!(!w.silent_for_at_least(limit, t0 + Duration::from_secs(1)));
+        let woke = t0 + Duration::from_secs(31);
+        assert!(!w.silent_for_at_least(limit, woke));
+        let mut t = woke;
+        while t < woke + Duration::from_millis(4900) {
+            t += Duration::from_millis(100);
+            assert!(!w.silent_for_at_least(limit, t) || t >= woke + limit);
+        }
+        assert!(w.silent_for_at_least(limit, woke + Duration::from_millis(5000)));
     }
 
     #[test]
