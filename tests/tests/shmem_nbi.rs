@@ -9,10 +9,9 @@
 //! active messages (tcp;ofi_rxm), none on the mapped path (CPU atomics,
 //! done at once); after the quiet, none.
 
-use pgas_tests::{build_once, target_dir};
+use pgas_tests::cbuild::{assert_check_lines, compile_shmem, oshrun};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 /// Fetching atomics `shmem_nbi.c` issues per PE (6 forms x 200).
@@ -23,90 +22,18 @@ const TCP: [(&str, &str); 2] = [
     ("PGAS_LOCAL_PATH", "fabric"),
 ];
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Builds the library (the whole workspace's libraries, as the harness
-/// does: a package alone resolves features differently) and compiles the
-/// program once.
+/// The program, compiled once with `oshcc` (the libraries built first).
 fn program() -> PathBuf {
     static PROG: OnceLock<PathBuf> = OnceLock::new();
-    PROG.get_or_init(|| {
-        build_once();
-        let dir = target_dir();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut b = Command::new(cargo);
-        b.args([
-            "build",
-            "--quiet",
-            "--workspace",
-            "--lib",
-            "--bins",
-            "--examples",
-        ]);
-        if dir.file_name().is_some_and(|n| n == "release") {
-            b.arg("--release");
-        }
-        let st = b
-            .arg("--manifest-path")
-            .arg(workspace().join("Cargo.toml"))
-            .status()
-            .expect("cargo build");
-        assert!(st.success(), "building libpgas_shmem failed");
-        let out = dir.join("shmem_nbi");
-        let cc = Command::new(workspace().join("shmem/bin/oshcc"))
-            .env("PGAS_SHMEM_LIBDIR", &dir)
-            .args(["-std=c11", "-Wall", "-Werror", "-O1", "-o"])
-            .arg(&out)
-            .arg(workspace().join("tests/c/shmem_nbi.c"))
-            .output()
-            .expect("run oshcc");
-        assert!(
-            cc.status.success(),
-            "oshcc failed:\n{}",
-            String::from_utf8_lossy(&cc.stderr)
-        );
-        out
-    })
-    .clone()
+    PROG.get_or_init(|| compile_shmem("shmem_nbi")).clone()
 }
 
 /// Runs the program on `np` PEs; one CHECK line per PE, by PE.
 fn checks(np: usize, env: &[(&str, &str)]) -> Vec<HashMap<String, String>> {
-    let mut c = Command::new(workspace().join("shmem/bin/oshrun"));
-    c.env("PGAS_RUN", target_dir().join("pgasrun"))
-        .env("PGAS_NUM_WORKERS", "1")
-        .env("PGAS_PEER_TIMEOUT", "60")
-        .arg("-np")
-        .arg(np.to_string())
-        .arg(program());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().expect("run oshrun");
-    let what = format!("{np} PEs {env:?}");
-    assert!(
-        out.status.success(),
-        "{what}: exit {:?}\n{}\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut v: Vec<HashMap<String, String>> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("CHECK "))
-        .map(|l| {
-            l.split_whitespace()
-                .filter_map(|kv| kv.split_once('='))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect();
-    v.sort_by_key(|m| m["pe"].parse::<usize>().unwrap());
-    assert_eq!(v.len(), np, "{what}: one CHECK line per PE:\n{text}");
-    v
+    let mut all = vec![("PGAS_PEER_TIMEOUT", "60")];
+    all.extend_from_slice(env);
+    let out = oshrun(&program(), np, &[], &all);
+    assert_check_lines(&out, np, &format!("{np} PEs {env:?}"))
 }
 
 /// One run: PEs, extra environment, whether the atomics travel as AMs (and
