@@ -215,13 +215,7 @@ impl LauncherOob {
                 seq: s,
                 peer,
                 detail,
-            }) if s == seq => Err(match peer {
-                Some(p) => OobError::PeerDied {
-                    rank: p as usize,
-                    detail,
-                },
-                None => OobError::CollectiveFailed(detail),
-            }),
+            }) if s == seq => Err(OobError::collective_failed(peer, detail)),
             Ok(Reply::Result { seq: s, .. } | Reply::Failed { seq: s, .. }) => Err(
                 OobError::Protocol(format!("reply to collective #{s} while waiting for #{seq}")),
             ),

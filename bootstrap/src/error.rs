@@ -124,3 +124,17 @@ pub enum OobError {
         max: usize,
     },
 }
+
+impl OobError {
+    /// The error of a collective the launcher answered `Failed`: the dead
+    /// locale when it names one (pgasrun's and the PMIx hub's replies alike).
+    pub(crate) fn collective_failed(peer: Option<u32>, detail: String) -> OobError {
+        match peer {
+            Some(p) => OobError::PeerDied {
+                rank: p as usize,
+                detail,
+            },
+            None => OobError::CollectiveFailed(detail),
+        }
+    }
+}

@@ -477,13 +477,7 @@ impl HubClient {
                 seq: s,
                 peer,
                 detail,
-            }) if s == seq => Err(match peer {
-                Some(p) => OobError::PeerDied {
-                    rank: p as usize,
-                    detail,
-                },
-                None => OobError::CollectiveFailed(detail),
-            }),
+            }) if s == seq => Err(OobError::collective_failed(peer, detail)),
             Ok(other) => Err(OobError::Protocol(format!(
                 "collective service answered {} while waiting for #{seq}",
                 other.name()
