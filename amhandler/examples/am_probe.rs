@@ -14,7 +14,7 @@
 //! `unknown` (a body only locale 0 registered), `bench ITERS` (latencies).
 
 use amhandler::{Am, FnId, Options, Registry};
-use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr};
+use comm_ofi::{AmoOp, AmoRequest, AmoType, Comm, GlobalAddr};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -581,11 +581,19 @@ fn amo(am: &Am, comm: &Comm, one_target: bool) -> R {
                         let operand = operand_for(ty, k) & mask;
                         let compare = if k == 1 { init } else { init ^ 1 };
                         let r = if via == "am" {
-                            am.amo(word, ty, op, operand, compare, fetch)
-                                .map_err(|e| e.to_string())
+                            am.amo(
+                                &AmoRequest::new(word, ty, op, operand)
+                                    .comparing(compare)
+                                    .fetching(fetch),
+                            )
+                            .map_err(|e| e.to_string())
                         } else {
-                            comm.amo(word, ty, op, operand, compare, fetch)
-                                .map_err(|e| e.to_string())
+                            comm.amo(
+                                &AmoRequest::new(word, ty, op, operand)
+                                    .comparing(compare)
+                                    .fetching(fetch),
+                            )
+                            .map_err(|e| e.to_string())
                         }
                         .map_err(|e| {
                             format!("{op:?} {ty:?} fetch={fetch} via {via} on {t}: {e}")
@@ -638,21 +646,22 @@ fn amo(am: &Am, comm: &Comm, one_target: bool) -> R {
     for t in 0..n {
         let w = comm.symmetric(shared, t).map_err(|e| e.to_string())?;
         for _ in 0..50 {
-            am.amo(w, AmoType::U64, AmoOp::Add, 1, 0, false)
+            am.amo(&AmoRequest::new(w, AmoType::U64, AmoOp::Add, 1))
                 .map_err(|e| e.to_string())?;
-            am.amo(w, AmoType::I64, AmoOp::Add, 2, 0, true)
+            am.amo(&AmoRequest::new(w, AmoType::I64, AmoOp::Add, 2).fetching(true))
                 .map_err(|e| e.to_string())?;
         }
     }
     am.barrier().map_err(|e| e.to_string())?;
     let total = am
         .amo(
-            GlobalAddr::new(me, shared.addr),
-            AmoType::U64,
-            AmoOp::Read,
-            0,
-            0,
-            true,
+            &AmoRequest::new(
+                GlobalAddr::new(me, shared.addr),
+                AmoType::U64,
+                AmoOp::Read,
+                0,
+            )
+            .fetching(true),
         )
         .map_err(|e| e.to_string())?;
     check(total == 150 * n as u64, || {
@@ -707,7 +716,7 @@ fn bench(am: &Am, ids: &Ids, iters: u32) -> R {
         })?;
         row("nop", &mut || am.nop(1).map_err(|e| e.to_string()))?;
         row("amo via AM (fetch add u64)", &mut || {
-            am.amo_via_am(word, AmoType::U64, AmoOp::Add, 1, 0, true)
+            am.amo_via_am(&AmoRequest::new(word, AmoType::U64, AmoOp::Add, 1).fetching(true))
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         })?;

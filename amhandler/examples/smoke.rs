@@ -6,7 +6,7 @@
 //! checked. Prints one `ok` line with mode and provider (from locale 0), exits
 //! non-zero on any mismatch.
 
-use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr};
+use comm_ofi::{AmoOp, AmoRequest, AmoType, Comm, GlobalAddr};
 use std::process::ExitCode;
 
 fn run() -> Result<(usize, String), String> {
@@ -69,7 +69,7 @@ fn ring(comm: &Comm) -> Result<(usize, String), String> {
     for t in 0..n {
         let c = comm.symmetric(counter, t).map_err(|e| e.to_string())?;
         let old = comm
-            .amo(c, AmoType::I64, AmoOp::Add, (me + 1) as u64, 0, true)
+            .amo(&AmoRequest::new(c, AmoType::I64, AmoOp::Add, (me + 1) as u64).fetching(true))
             .map_err(|e| format!("fetch-add on {t}: {e}"))?;
         seen.push(old);
     }
@@ -77,7 +77,7 @@ fn ring(comm: &Comm) -> Result<(usize, String), String> {
     let total: u64 = (1..=n as u64).sum();
     let c = comm.symmetric(counter, right).map_err(|e| e.to_string())?;
     let v = comm
-        .amo(c, AmoType::I64, AmoOp::Read, 0, 0, true)
+        .amo(&AmoRequest::new(c, AmoType::I64, AmoOp::Read, 0).fetching(true))
         .map_err(|e| format!("atomic read on {right}: {e}"))?;
     if v != total {
         return Err(format!(
@@ -93,18 +93,11 @@ fn ring(comm: &Comm) -> Result<(usize, String), String> {
     // Compare-and-swap race on locale 0: exactly one winner.
     let w = comm.symmetric(cas_word, 0).map_err(|e| e.to_string())?;
     let old = comm
-        .amo(
-            w,
-            AmoType::I64,
-            AmoOp::CompareSwap,
-            (me + 1) as u64,
-            0,
-            true,
-        )
+        .amo(&AmoRequest::new(w, AmoType::I64, AmoOp::CompareSwap, (me + 1) as u64).fetching(true))
         .map_err(|e| format!("cas: {e}"))?;
     comm.barrier().map_err(|e| e.to_string())?;
     let winner = comm
-        .amo(w, AmoType::I64, AmoOp::Read, 0, 0, true)
+        .amo(&AmoRequest::new(w, AmoType::I64, AmoOp::Read, 0).fetching(true))
         .map_err(|e| e.to_string())?;
     if winner == 0 || winner > n as u64 || (old == 0 && winner != (me + 1) as u64) {
         return Err(format!(
@@ -120,10 +113,15 @@ fn ring(comm: &Comm) -> Result<(usize, String), String> {
             .addr,
     );
     comm.barrier().map_err(|e| e.to_string())?;
-    comm.amo(sw, AmoType::I64, AmoOp::Write, 1000 + me as u64, 0, false)
-        .map_err(|e| format!("atomic write: {e}"))?;
+    comm.amo(&AmoRequest::new(
+        sw,
+        AmoType::I64,
+        AmoOp::Write,
+        1000 + me as u64,
+    ))
+    .map_err(|e| format!("atomic write: {e}"))?;
     let prev = comm
-        .amo(sw, AmoType::I64, AmoOp::Write, 2000 + me as u64, 0, true)
+        .amo(&AmoRequest::new(sw, AmoType::I64, AmoOp::Write, 2000 + me as u64).fetching(true))
         .map_err(|e| format!("swap: {e}"))?;
     if prev != 1000 + me as u64 {
         return Err(format!(
@@ -134,12 +132,13 @@ fn ring(comm: &Comm) -> Result<(usize, String), String> {
     comm.barrier().map_err(|e| e.to_string())?;
     let fin = comm
         .amo(
-            comm.symmetric(counter, me).map_err(|e| e.to_string())?,
-            AmoType::I64,
-            AmoOp::Read,
-            0,
-            0,
-            true,
+            &AmoRequest::new(
+                comm.symmetric(counter, me).map_err(|e| e.to_string())?,
+                AmoType::I64,
+                AmoOp::Read,
+                0,
+            )
+            .fetching(true),
         )
         .map_err(|e| e.to_string())?;
     if fin != 2000 + left as u64 {

@@ -21,8 +21,7 @@ use comm_ofi::cpu_amo;
 use comm_ofi::Backoff;
 use comm_ofi::Counter;
 use comm_ofi::{
-    AmLayer, AmoOp, AmoReply, AmoRequest, AmoRoute, AmoType, Comm, GlobalAddr, Locale,
-    PostponedAmo, ProofRequest,
+    AmLayer, AmoReply, AmoRequest, AmoRoute, Comm, GlobalAddr, Locale, PostponedAmo, ProofRequest,
 };
 use crossbeam_queue::SegQueue;
 use parking_lot::Mutex;

@@ -124,10 +124,8 @@ impl Word {
             return None;
         };
         let (l, a) = remote_addr(c, w.token, w.offset, w.image, &out, statement)?;
-        match c
-            .rt
-            .amo_bits(GlobalAddr::new(l, a), t, op, fetch, operand, compare)
-        {
+        let req = op.request(GlobalAddr::new(l, a), t, operand, fetch);
+        match c.rt.amo_bits(&req.comparing(compare)) {
             Ok(v) => {
                 out.ok();
                 Some(v)

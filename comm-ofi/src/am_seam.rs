@@ -50,6 +50,31 @@ pub struct AmoRequest {
     pub fetch: bool,
 }
 
+impl AmoRequest {
+    /// `op` with `operand`'s bits on the `ty` word at `target`: no compare
+    /// value, the old value not wanted (Read and CompareSwap fetch anyway).
+    pub const fn new(target: GlobalAddr, ty: AmoType, op: AmoOp, operand: u64) -> AmoRequest {
+        AmoRequest {
+            target,
+            ty,
+            op,
+            operand,
+            compare: 0,
+            fetch: false,
+        }
+    }
+
+    /// The same request, with the old value wanted or not.
+    pub const fn fetching(self, fetch: bool) -> AmoRequest {
+        AmoRequest { fetch, ..self }
+    }
+
+    /// The same request, comparing with `compare`'s bits (CompareSwap).
+    pub const fn comparing(self, compare: u64) -> AmoRequest {
+        AmoRequest { compare, ..self }
+    }
+}
+
 /// A non-fetching AMO sent without waiting for its 'done': what to await
 /// later (comm-ofi keeps it in the issuing transmit context until then).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

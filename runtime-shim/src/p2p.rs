@@ -293,14 +293,8 @@ impl Runtime {
         // As a task: it starts after the task-create boundary (ordered after
         // this task's earlier operations) and its result comes at the join.
         let task = self.spawn(move || {
-            let bits = self.amo_bits(
-                p.global_addr(),
-                T::TYPE,
-                op,
-                true,
-                v.to_bits64(),
-                cmp.to_bits64(),
-            )?;
+            let req = op.request(p.global_addr(), T::TYPE, v.to_bits64(), true);
+            let bits = self.amo_bits(&req.comparing(cmp.to_bits64()))?;
             Ok(T::from_bits64(bits))
         })?;
         Ok(AmoHandle { task })

@@ -11,7 +11,7 @@
 //! libfabric's static-inline calls, libfabric itself, and other libraries.
 
 use crate::stats::Res;
-use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr};
+use comm_ofi::{AmoOp, AmoRequest, AmoType, Comm, GlobalAddr};
 use std::collections::BTreeMap;
 
 /// The loop callgrind collects in (`--toggle-collect=*put_loop*`).
@@ -28,7 +28,7 @@ pub fn put_loop(comm: &Comm, target: GlobalAddr, src: &[u8], n: u64) -> Res<()> 
 #[inline(never)]
 pub fn put_loop_of_adds(comm: &Comm, target: GlobalAddr, n: u64) -> Res<()> {
     for _ in 0..n {
-        comm.amo(target, AmoType::U64, AmoOp::Add, 1, 0, false)?;
+        comm.amo(&AmoRequest::new(target, AmoType::U64, AmoOp::Add, 1))?;
     }
     Ok(())
 }
@@ -74,7 +74,7 @@ pub fn put_main(args: &[String]) -> Res<()> {
         for _ in 0..16 {
             comm.put(target, buf)?;
             if adds {
-                comm.amo(target, AmoType::U64, AmoOp::Add, 1, 0, false)?;
+                comm.amo(&AmoRequest::new(target, AmoType::U64, AmoOp::Add, 1))?;
             }
         }
         if adds {

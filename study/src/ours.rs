@@ -13,7 +13,7 @@
 use crate::plan::{Op, Plan};
 use crate::proto::{Subject, LOCAL_PAGE_OFFSET};
 use crate::stats::{measure, measure_timed, Budget, Point, Res};
-use comm_ofi::{AmoOp, AmoType, GlobalAddr};
+use comm_ofi::{AmoOp, AmoRequest, AmoType, GlobalAddr};
 use runtime_shim::{Builder, Dist, FnId, GlobalPtr, Runtime};
 use std::sync::Arc;
 use std::time::Instant;
@@ -266,13 +266,13 @@ fn run(env: &Env, subject: Subject, op: Op, b: Budget) -> Res<Point> {
                 })
             }
             Op::FetchAdd => measure(b, || {
-                comm.amo(word, AmoType::U64, AmoOp::Add, 1, 0, true)?;
+                comm.amo(&AmoRequest::new(word, AmoType::U64, AmoOp::Add, 1).fetching(true))?;
                 Ok(())
             }),
             Op::FetchAddAm => {
                 let w = env.word(1, WORD_AMO_AM).global_addr();
                 measure(b, || {
-                    am.amo_via_am(w, AmoType::U64, AmoOp::Add, 1, 0, true)?;
+                    am.amo_via_am(&AmoRequest::new(w, AmoType::U64, AmoOp::Add, 1).fetching(true))?;
                     Ok(())
                 })
             }

@@ -18,7 +18,7 @@
 //! Prints `litmus_repro ok` on success; a stale read exits non-zero naming
 //! the iteration.
 
-use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr};
+use comm_ofi::{AmoOp, AmoRequest, AmoType, Comm, GlobalAddr};
 use pgas_tests::e;
 use std::process::ExitCode;
 
@@ -81,7 +81,7 @@ fn run() -> R<String> {
 fn one(am: &amhandler::Am, case: &str, t: GlobalAddr, n: u64) -> R {
     {
         let read = || {
-            am.amo(t, AmoType::U64, AmoOp::Read, 0, 0, true)
+            am.amo(&AmoRequest::new(t, AmoType::U64, AmoOp::Read, 0).fetching(true))
                 .map_err(e("amo read"))
         };
         let base = read()?;
@@ -89,8 +89,10 @@ fn one(am: &amhandler::Am, case: &str, t: GlobalAddr, n: u64) -> R {
             match case {
                 "amo-write" | "amo-write-only" | "amo-swap" => {
                     let fetch = case == "amo-swap";
-                    am.amo(t, AmoType::U64, AmoOp::Write, base + i, 0, fetch)
-                        .map_err(|m| format!("write {i}: {m}"))?;
+                    am.amo(
+                        &AmoRequest::new(t, AmoType::U64, AmoOp::Write, base + i).fetching(fetch),
+                    )
+                    .map_err(|m| format!("write {i}: {m}"))?;
                     if case != "amo-write-only" {
                         let got = read()?;
                         if got != base + i {
@@ -103,7 +105,7 @@ fn one(am: &amhandler::Am, case: &str, t: GlobalAddr, n: u64) -> R {
                 }
                 "amo-fetch" => {
                     let got = am
-                        .amo(t, AmoType::U64, AmoOp::Add, 1, 0, true)
+                        .amo(&AmoRequest::new(t, AmoType::U64, AmoOp::Add, 1).fetching(true))
                         .map_err(|m| format!("add {i}: {m}"))?;
                     if got != base + i - 1 {
                         return Err(format!(

@@ -26,7 +26,7 @@
 //! round.
 
 use amhandler::{Am, Options, Registry};
-use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr, Locale};
+use comm_ofi::{AmoOp, AmoRequest, AmoType, Comm, GlobalAddr, Locale};
 use pgas_tests::{e, expect::MCM_SIZES, passed};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -191,7 +191,7 @@ impl Probe {
             let before = self.remote_word(t, c.addr)?;
             for round in 1..=self.rounds as u64 {
                 self.am
-                    .amo(c, AmoType::U64, AmoOp::Add, 1, 0, false)
+                    .amo(&AmoRequest::new(c, AmoType::U64, AmoOp::Add, 1))
                     .map_err(e("amo add"))?;
                 let got = self.remote_word(t, c.addr)?;
                 if got != before + round {
@@ -224,7 +224,7 @@ impl Probe {
             for i in 1..=rounds {
                 self.comm.put(d1, &i.to_le_bytes()).map_err(e("put"))?;
                 self.am
-                    .amo(f1, AmoType::U64, AmoOp::Write, i, 0, false)
+                    .amo(&AmoRequest::new(f1, AmoType::U64, AmoOp::Write, i))
                     .map_err(e("amo write"))?;
             }
             passed!("mp_atomic", "role=writer flags={rounds} locale=0");

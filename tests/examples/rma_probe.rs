@@ -6,7 +6,7 @@
 //! `pgas_tests::expect::rma_probe`), and locale 0 `rma_probe ok`; any
 //! mismatch exits non-zero with the details.
 
-use comm_ofi::{AmoOp, AmoType, Comm, Error, GlobalAddr, Locale};
+use comm_ofi::{AmoOp, AmoRequest, AmoType, Comm, Error, GlobalAddr, Locale};
 use pgas_tests::passed;
 use std::process::ExitCode;
 
@@ -95,12 +95,14 @@ fn amos(comm: &Comm) -> Result<(), String> {
         let w = comm.symmetric(words, t).map_err(|e| e.to_string())?;
         for _ in 0..2 {
             olds.push(
-                comm.amo(w, AmoType::I64, AmoOp::Add, me as u64 + 1, 0, true)
-                    .map_err(|x| e("fetch-add", t, x))?,
+                comm.amo(
+                    &AmoRequest::new(w, AmoType::I64, AmoOp::Add, me as u64 + 1).fetching(true),
+                )
+                .map_err(|x| e("fetch-add", t, x))?,
             );
         }
         // non-fetching add of 100 to word 1
-        comm.amo(w.offset(8), AmoType::U64, AmoOp::Add, 100, 0, false)
+        comm.amo(&AmoRequest::new(w.offset(8), AmoType::U64, AmoOp::Add, 100))
             .map_err(|x| e("add", t, x))?;
     }
     comm.barrier().map_err(|e| e.to_string())?;
@@ -108,7 +110,7 @@ fn amos(comm: &Comm) -> Result<(), String> {
     for t in 0..locales {
         let w = comm.symmetric(words, t).map_err(|e| e.to_string())?;
         let fetch_add = comm
-            .amo(w, AmoType::I64, AmoOp::Read, 0, 0, true)
+            .amo(&AmoRequest::new(w, AmoType::I64, AmoOp::Read, 0).fetching(true))
             .map_err(|x| e("read", t, x))?;
         if fetch_add != sum {
             return Err(format!(
@@ -116,7 +118,7 @@ fn amos(comm: &Comm) -> Result<(), String> {
             ));
         }
         let add = comm
-            .amo(w.offset(8), AmoType::U64, AmoOp::Read, 0, 0, true)
+            .amo(&AmoRequest::new(w.offset(8), AmoType::U64, AmoOp::Read, 0).fetching(true))
             .map_err(|x| e("read", t, x))?;
         if add != 100 * n {
             return Err(format!("add total on {t} is {add}, expected {}", 100 * n));
@@ -139,7 +141,9 @@ fn amos(comm: &Comm) -> Result<(), String> {
             .map_err(|e| e.to_string())?
             .offset(16);
         let old = comm
-            .amo(w, AmoType::I64, AmoOp::CompareSwap, me as u64 + 1, 0, true)
+            .amo(
+                &AmoRequest::new(w, AmoType::I64, AmoOp::CompareSwap, me as u64 + 1).fetching(true),
+            )
             .map_err(|x| e("cas", t, x))?;
         if old == 0 {
             wins += 1 << t;
@@ -150,11 +154,11 @@ fn amos(comm: &Comm) -> Result<(), String> {
         .symmetric(words, 0)
         .map_err(|e| e.to_string())?
         .offset(24);
-    comm.amo(w0, AmoType::U64, AmoOp::Add, wins, 0, false)
+    comm.amo(&AmoRequest::new(w0, AmoType::U64, AmoOp::Add, wins))
         .map_err(|x| e("add", 0, x))?;
     comm.barrier().map_err(|e| e.to_string())?;
     let all = comm
-        .amo(w0, AmoType::U64, AmoOp::Read, 0, 0, true)
+        .amo(&AmoRequest::new(w0, AmoType::U64, AmoOp::Read, 0).fetching(true))
         .map_err(|x| e("read", 0, x))?;
     if all != (1u64 << n) - 1 {
         return Err(format!(
@@ -174,16 +178,16 @@ fn amos(comm: &Comm) -> Result<(), String> {
         .symmetric(words, (me + 1) % locales)
         .map_err(|e| e.to_string())?
         .offset(32);
-    comm.amo(mine, AmoType::I64, AmoOp::Write, 0xAAAA, 0, false)
+    comm.amo(&AmoRequest::new(mine, AmoType::I64, AmoOp::Write, 0xAAAA))
         .map_err(|x| e("write", 0, x))?;
     let prev = comm
-        .amo(mine, AmoType::I64, AmoOp::Write, 0xBBBB, 0, true)
+        .amo(&AmoRequest::new(mine, AmoType::I64, AmoOp::Write, 0xBBBB).fetching(true))
         .map_err(|x| e("swap", 0, x))?;
     if prev != 0xAAAA {
         return Err(format!("swap returned {prev:#x}, expected 0xaaaa"));
     }
     let now = comm
-        .amo(mine, AmoType::I64, AmoOp::Read, 0, 0, true)
+        .amo(&AmoRequest::new(mine, AmoType::I64, AmoOp::Read, 0).fetching(true))
         .map_err(|x| e("read", 0, x))?;
     if now != 0xBBBB {
         return Err(format!("after swap the word is {now:#x}"));
@@ -230,7 +234,12 @@ fn bad_input(comm: &Comm) -> Result<(), String> {
         &format!("{:#x}", end.addr),
     )?;
     let r = comm
-        .amo(edge.offset(3), AmoType::I64, AmoOp::Add, 1, 0, false)
+        .amo(&AmoRequest::new(
+            edge.offset(3),
+            AmoType::I64,
+            AmoOp::Add,
+            1,
+        ))
         .map(|_| ());
     expect("misaligned amo", r, &format!("{:#x}", edge.addr + 3))?;
     expect(

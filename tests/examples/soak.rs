@@ -217,12 +217,13 @@ impl Soak {
         let c = self.counters.at(t).map_err(e("counters"))?.add(1);
         rt.am()
             .amo_via_am(
-                c.global_addr(),
-                runtime_shim::AmoType::U64,
-                runtime_shim::AmoOp::Add,
-                1,
-                0,
-                true,
+                &runtime_shim::AmoRequest::new(
+                    c.global_addr(),
+                    runtime_shim::AmoType::U64,
+                    runtime_shim::AmoOp::Add,
+                    1,
+                )
+                .fetching(true),
             )
             .map_err(e("fetch-add via AM"))?;
         self.count(2);

@@ -77,12 +77,7 @@ fn run() -> Result<(), String> {
         let there = comm.symmetric(word, 1).map_err(e("symmetric"))?;
         comm.amo_on_route(
             comm_ofi::AmoRoute::Cpu,
-            there,
-            AmoType::U64,
-            AmoOp::Add,
-            1,
-            0,
-            false,
+            &AmoRequest::new(there, AmoType::U64, AmoOp::Add, 1),
         )
         .map_err(e("postponed add"))?;
         comm.put(there, &7u64.to_le_bytes()).map_err(e("PUT"))?;

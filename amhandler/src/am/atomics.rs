@@ -7,16 +7,8 @@ use super::*;
 impl Am {
     /// A remote atomic, by its type's route (native, or CPU atomics at the
     /// word's owner): `Comm::amo`, which owns the routing and the ordering.
-    pub fn amo(
-        &self,
-        target: GlobalAddr,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64> {
-        Ok(self.comm.amo(target, ty, op, operand, compare, fetch)?)
+    pub fn amo(&self, req: &AmoRequest) -> Result<u64> {
+        Ok(self.comm.amo(req)?)
     }
 
     /// An atomic carried out with CPU atomics at the word's owner whatever
@@ -24,18 +16,8 @@ impl Am {
     /// native atomics. Never use it on a word that is also used by the
     /// type's own route (NIC and CPU atomics are not atomic together).
     #[doc(hidden)]
-    pub fn amo_via_am(
-        &self,
-        target: GlobalAddr,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64> {
-        Ok(self
-            .comm
-            .amo_on_route(AmoRoute::Cpu, target, ty, op, operand, compare, fetch)?)
+    pub fn amo_via_am(&self, req: &AmoRequest) -> Result<u64> {
+        Ok(self.comm.amo_on_route(AmoRoute::Cpu, req)?)
     }
 
     /// Sends an atomic to its word's owner (the AM half of comm-ofi's CPU

@@ -20,53 +20,35 @@ impl Comm {
         self.amo_route(ty) == AmoRoute::Native
     }
 
-    /// A remote atomic on one element of `ty` at `target`, by the type's
-    /// route (see the module docs). `operand` and `compare` carry the value's
-    /// bits in their low bytes (little-endian); returns the old value's bits
-    /// for ops that fetch (Read and CompareSwap always do), else 0. An SC
-    /// atomic: ordered after every earlier store and atomic of the calling
-    /// task, in every mode.
-    pub fn amo(
-        &self,
-        target: GlobalAddr,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64> {
-        self.amo_on_route(self.amo_route(ty), target, ty, op, operand, compare, fetch)
+    /// A remote atomic: `req.op` on one element of `req.ty` at
+    /// `req.target`, by the type's route (see the module docs). The operand
+    /// and compare values carry the value's bits in their low bytes
+    /// (little-endian); returns the old value's bits for ops that fetch
+    /// (Read and CompareSwap always do), else 0. An SC atomic: ordered after
+    /// every earlier store and atomic of the calling task, in every mode.
+    pub fn amo(&self, req: &AmoRequest) -> Result<u64> {
+        self.amo_on_route(self.amo_route(req.ty), req)
     }
 
     /// [`Comm::amo`] on a route chosen by the caller: for measurements of the
     /// AM path on a provider with native atomics. Never mix two routes on one
     /// word: they are not atomic with respect to each other.
     #[doc(hidden)]
-    #[allow(clippy::too_many_arguments)]
-    pub fn amo_on_route(
-        &self,
-        route: AmoRoute,
-        target: GlobalAddr,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64> {
+    pub fn amo_on_route(&self, route: AmoRoute, req: &AmoRequest) -> Result<u64> {
         // Each route validates the word once (locale, range, alignment), then
         // the op.
         match route {
             AmoRoute::Native => {
-                let remote = self.atomic_remote(target, ty)?;
-                check_op(ty, op)?;
-                self.amo_native(remote, target.locale, ty, op, operand, compare, fetch)
+                let remote = self.atomic_remote(req.target, req.ty)?;
+                check_op(req.ty, req.op)?;
+                self.amo_native(remote, req)
             }
             AmoRoute::Cpu => {
-                let here = self.word_here(target, ty)?;
-                check_op(ty, op)?;
+                let here = self.word_here(req.target, req.ty)?;
+                check_op(req.ty, req.op)?;
                 match here {
-                    Some(p) => self.amo_cpu_here(p, ty, op, operand, compare, fetch),
-                    None => self.amo_cpu_there(target, ty, op, operand, compare, fetch),
+                    Some(p) => self.amo_cpu_here(p, req),
+                    None => self.amo_cpu_there(req),
                 }
             }
         }
@@ -130,17 +112,16 @@ impl Comm {
         Ok(remote)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn amo_native(
-        &self,
-        remote: RemoteBuf,
-        owner: Locale,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64> {
+    /// `req` by the provider's atomic on `remote`, its word.
+    fn amo_native(&self, remote: RemoteBuf, req: &AmoRequest) -> Result<u64> {
+        let &AmoRequest {
+            target: GlobalAddr { locale: owner, .. },
+            ty,
+            op,
+            operand,
+            compare,
+            fetch,
+        } = req;
         self.diag.count(Counter::AmoNative);
         let form = AmoForm::of(op, fetch);
         let size = ty.size();
@@ -231,15 +212,7 @@ impl Comm {
     /// postponed AMOs) must be visible before it is performed. Its stores
     /// to mapped heaps need nothing: a SeqCst read-modify-write is ordered
     /// after them (a locked instruction on x86; see docs/mcm.md).
-    fn amo_cpu_here(
-        &self,
-        p: *mut u8,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64> {
+    fn amo_cpu_here(&self, p: *mut u8, req: &AmoRequest) -> Result<u64> {
         self.diag.count(Counter::AmoCpu);
         if !self.selector.is_weakened(Weakening::LocalAmoNoForce) {
             self.force_visible_if_any()?;
@@ -250,29 +223,30 @@ impl Comm {
         // atomics are only accessed atomically (the API contract), and this
         // type's atomics are CPU atomics on every locale (its route), never
         // NIC atomics.
-        unsafe { crate::cpu_amo::apply(p as u64, ty, op, operand, compare, fetch) }
-            .map_err(Error::Unsupported)
+        unsafe {
+            crate::cpu_amo::apply(
+                p as u64,
+                req.ty,
+                req.op,
+                req.operand,
+                req.compare,
+                req.fetch,
+            )
+        }
+        .map_err(Error::Unsupported)
     }
 
     /// A CPU atomic on another locale's word, through the AM layer.
-    fn amo_cpu_there(
-        &self,
-        target: GlobalAddr,
-        ty: AmoType,
-        op: AmoOp,
-        operand: u64,
-        compare: u64,
-        fetch: bool,
-    ) -> Result<u64> {
+    fn amo_cpu_there(&self, req: &AmoRequest) -> Result<u64> {
         let Some(am) = self.am_layer.get() else {
             return Err(Error::Unsupported(format!(
-                "{op:?} on {ty:?} is not native on provider {}, and the AM layer that carries \
+                "{:?} on {:?} is not native on provider {}, and the AM layer that carries \
                  atomics to other locales is not running",
-                self.prov.name
+                req.op, req.ty, self.prov.name
             )));
         };
         self.diag.count(Counter::AmoViaAm);
-        let non_fetching = !crate::cpu_amo::fetches(op, fetch);
+        let non_fetching = !crate::cpu_amo::fetches(req.op, req.fetch);
         let bound = self.thread_is_bound() || self.selector.is_weakened(Weakening::PostponeUnbound);
         let postpone = non_fetching && bound && am.may_postpone();
         // SC atomics: earlier postponed AMOs first, unless this one is
@@ -280,20 +254,12 @@ impl Comm {
         // handler there applies them in arrival order, which is send order
         // on one context).
         let settle = if postpone {
-            Settle::AllIfAnyNotTo(target.locale)
+            Settle::AllIfAnyNotTo(req.target.locale)
         } else {
             Settle::All
         };
         self.settle_postponed(settle)?;
-        let req = AmoRequest {
-            target,
-            ty,
-            op,
-            operand,
-            compare,
-            fetch,
-        };
-        match am.send_amo(&req, postpone)? {
+        match am.send_amo(req, postpone)? {
             AmoReply::Done(v) => Ok(v),
             AmoReply::Postponed(p) => {
                 self.ctx().postponed.push(p);
@@ -392,9 +358,7 @@ impl Comm {
             let here = self.word_here(req.target, req.ty)?;
             check_op(req.ty, req.op)?;
             let v = match here {
-                Some(p) => {
-                    self.amo_cpu_here(p, req.ty, req.op, req.operand, req.compare, fetches)?
-                }
+                Some(p) => self.amo_cpu_here(p, &req.fetching(fetches))?,
                 None => match self.amo_cpu_nbi(req, fetches)? {
                     Some(token) => {
                         if fetches {
@@ -407,27 +371,13 @@ impl Comm {
                         }
                         return Ok(());
                     }
-                    None => self.amo_cpu_there(
-                        req.target,
-                        req.ty,
-                        req.op,
-                        req.operand,
-                        req.compare,
-                        req.fetch,
-                    )?,
+                    None => self.amo_cpu_there(req)?,
                 },
             };
             deliver(v);
             return Ok(());
         }
-        deliver(self.amo(
-            req.target,
-            req.ty,
-            req.op,
-            req.operand,
-            req.compare,
-            req.fetch,
-        )?);
+        deliver(self.amo(req)?);
         Ok(())
     }
 

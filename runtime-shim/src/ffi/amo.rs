@@ -60,14 +60,8 @@ impl AmoArgs {
 
     /// Performs the atomic: the old value's bits if `fetch`.
     fn apply(self, fetch: bool) -> Result<u64> {
-        self.rt.amo_bits(
-            self.target,
-            self.ty,
-            self.op,
-            fetch,
-            self.operand,
-            self.compare,
-        )
+        let req = self.op.request(self.target, self.ty, self.operand, fetch);
+        self.rt.amo_bits(&req.comparing(self.compare))
     }
 }
 

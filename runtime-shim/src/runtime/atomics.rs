@@ -53,6 +53,21 @@ impl AtomicOp {
         matches!(self, AtomicOp::Read | AtomicOp::Xchg | AtomicOp::Cmpxchg)
     }
 
+    /// The comm layer's request for this op with `operand`'s bits on the
+    /// `ty` word at `target` (`Sub` becomes an add of the negation), the old
+    /// value wanted if `fetch` (ops that always fetch do): what
+    /// [`Runtime::amo_bits`] takes. Add a compare value with
+    /// [`AmoRequest::comparing`].
+    pub fn request(self, target: GlobalAddr, ty: AmoType, operand: u64, fetch: bool) -> AmoRequest {
+        let (op, fetch) = self.lower(fetch);
+        let operand = if self == AtomicOp::Sub {
+            negate_bits(ty, operand)
+        } else {
+            operand
+        };
+        AmoRequest::new(target, ty, op, operand).fetching(fetch)
+    }
+
     /// The comm layer's op and whether it fetches.
     pub(super) fn lower(self, fetch: bool) -> (AmoOp, bool) {
         match self {
@@ -105,14 +120,8 @@ impl<'r, T: Atom> AtomicRef<'r, T> {
     }
 
     pub(super) fn op(&self, op: AtomicOp, fetch: bool, v: T, cmp: T) -> Result<T> {
-        let bits = self.rt.amo_bits(
-            self.ptr.global_addr(),
-            T::TYPE,
-            op,
-            fetch,
-            v.to_bits64(),
-            cmp.to_bits64(),
-        )?;
+        let req = op.request(self.ptr.global_addr(), T::TYPE, v.to_bits64(), fetch);
+        let bits = self.rt.amo_bits(&req.comparing(cmp.to_bits64()))?;
         Ok(T::from_bits64(bits))
     }
     pub(super) fn unordered(&self, op: AtomicOp, v: T) -> Result<()> {
@@ -233,34 +242,30 @@ impl Runtime {
         AtomicRef { rt: self, ptr }
     }
 
-    /// An atomic on raw bits (the C ABI and generic callers): `operand` and
-    /// `compare` carry the value's bits in their low bytes; returns the old
-    /// value's bits when the op fetches (else 0).
-    pub fn amo_bits(
-        &self,
-        target: GlobalAddr,
-        ty: AmoType,
-        op: AtomicOp,
-        fetch: bool,
-        operand: u64,
-        compare: u64,
-    ) -> Result<u64> {
-        self.check_open()?;
-        let (aop, fetch) = op.lower(fetch);
-        if !comm_ofi::cpu_amo::valid(ty, aop) {
-            return Err(Error::BadAtomic { ty, op: aop });
-        }
-        self.check_live("atomic", target, ty.size())?;
-        let operand = if op == AtomicOp::Sub {
-            negate_bits(ty, operand)
-        } else {
-            operand
-        };
+    /// An atomic on raw bits (the C ABI and generic callers), in the comm
+    /// layer's vocabulary ([`AtomicOp::request`] makes one from an API op):
+    /// the operand and compare values carry the value's bits in their low
+    /// bytes; returns the old value's bits when the op fetches (else 0).
+    pub fn amo_bits(&self, req: &AmoRequest) -> Result<u64> {
+        self.check_amo(req)?;
         // The comm layer owns routing and ordering (comm_ofi::atomics).
         Ok(self
             .comm
-            .amo(target, ty, aop, operand, compare, fetch)
-            .map(|old| if fetch { old } else { 0 })?)
+            .amo(req)
+            .map(|old| if req.fetch { old } else { 0 })?)
+    }
+
+    /// What every atomic checks first: an open runtime, an op the type
+    /// has, a live word.
+    fn check_amo(&self, req: &AmoRequest) -> Result<()> {
+        self.check_open()?;
+        if !comm_ofi::cpu_amo::valid(req.ty, req.op) {
+            return Err(Error::BadAtomic {
+                ty: req.ty,
+                op: req.op,
+            });
+        }
+        self.check_live("atomic", req.target, req.ty.size())
     }
 
     /// A non-blocking atomic (OpenSHMEM's `_nbi` forms): `req` as for
@@ -279,14 +284,7 @@ impl Runtime {
     /// `req.ty.size()` bytes, and not be read or freed, until the calling
     /// thread's next [`Runtime::quiet`] returns.
     pub unsafe fn amo_nbi(&self, req: &AmoRequest, result: *mut u8) -> Result<()> {
-        self.check_open()?;
-        if !comm_ofi::cpu_amo::valid(req.ty, req.op) {
-            return Err(Error::BadAtomic {
-                ty: req.ty,
-                op: req.op,
-            });
-        }
-        self.check_live("atomic", req.target, req.ty.size())?;
+        self.check_amo(req)?;
         // SAFETY: the caller's contract for `result`, which holds until the
         // quiet that settles the thread's postponed atomics.
         Ok(unsafe { self.comm.amo_nbi(req, result) }?)

@@ -607,7 +607,7 @@ fn bad(rt: &'static Runtime) -> R {
     )?;
     expect(
         "bitwise atomic on f64",
-        rt.amo_bits(p.global_addr(), AmoType::F64, AtomicOp::Xor, false, 1, 0)
+        rt.amo_bits(&AtomicOp::Xor.request(p.global_addr(), AmoType::F64, 1, false))
             .map(|_| ()),
         "Xor",
     )?;

@@ -9,7 +9,7 @@ use crate::litmus::fixtures::Inst;
 use crate::litmus::rng::Rng;
 use crate::litmus::value::Label;
 use amhandler::{Am, FnId};
-use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr, Locale};
+use comm_ofi::{AmoOp, AmoRequest, AmoType, Comm, GlobalAddr, Locale};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -99,13 +99,13 @@ impl Env {
 
     pub(super) fn amo_write(&self, at: GlobalAddr, v: u64) -> R {
         self.am
-            .amo(at, AmoType::U64, AmoOp::Write, v, 0, false)
+            .amo(&AmoRequest::new(at, AmoType::U64, AmoOp::Write, v))
             .map_err(e("amo write"))?;
         Ok(())
     }
     pub(super) fn amo_read(&self, at: GlobalAddr) -> R<u64> {
         self.am
-            .amo(at, AmoType::U64, AmoOp::Read, 0, 0, true)
+            .amo(&AmoRequest::new(at, AmoType::U64, AmoOp::Read, 0).fetching(true))
             .map_err(e("amo read"))
     }
 

@@ -558,7 +558,15 @@ impl Env {
                                     rng.spin(max);
                                     got.push(
                                         env.am
-                                            .amo(c, AmoType::U64, AmoOp::Add, 1, 0, true)
+                                            .amo(
+                                                &comm_ofi::AmoRequest::new(
+                                                    c,
+                                                    AmoType::U64,
+                                                    AmoOp::Add,
+                                                    1,
+                                                )
+                                                .fetching(true),
+                                            )
                                             .map_err(e("fetch_add"))?,
                                     );
                                 }
