@@ -6,13 +6,13 @@
 //! panic is a decoder breaking its contract.
 //!
 //! `PGAS_FUZZ_SWEEP` sets the mutations per target (default 20000);
-//! `PGAS_FUZZ_WRITE_SEEDS=1` writes the seeds into `corpus/<target>/`.
+//! `PGAS_FUZZ_WRITE_SEEDS=1` writes the seeds into `fuzz/corpus/<target>/`.
 
 use std::path::PathBuf;
 
 fn corpus_dir(target: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("corpus")
+        .join("../fuzz/corpus")
         .join(target)
 }
 
