@@ -38,8 +38,8 @@ const FINALIZE_NAP: Duration = Duration::from_micros(100);
 /// ending the nap at once.
 const FINALIZE_NAP_DOUBLINGS: u32 = 6;
 
-mod atomics;
 mod initiator;
+mod memory_ops;
 pub(crate) mod seam;
 mod target;
 
@@ -207,7 +207,7 @@ pub struct Am {
     /// thread starves when we spin).
     pub(crate) block_wait: bool,
     /// Whether non-fetching AMOs via AM may be postponed (comm-ofi decides
-    /// per call; see `comm_ofi::atomics`).
+    /// per call; see `comm_ofi::amo_route`).
     delay_nf: bool,
     pub(crate) stop_poll: AtomicBool,
     pub(crate) stop_handlers: AtomicBool,

@@ -19,9 +19,9 @@ use parking_lot::Mutex;
 
 use crate::env::LauncherEnv;
 use crate::error::OobError;
-use crate::oob::Oob;
+use crate::oob::{Oob, Relayed};
 use crate::single::check_len;
-use crate::wire::{self, Msg, Op, WireError};
+use crate::wire::{Msg, Op, WireError};
 
 /// Give up connecting after this long (the launcher listens before it spawns
 /// us, so this only covers an overloaded machine).
@@ -80,21 +80,11 @@ extern "C" fn tell_exit(status: std::ffi::c_int, _arg: *mut std::ffi::c_void) {
     }
 }
 
-enum Reply {
-    Result {
-        seq: u64,
-        data: Vec<u8>,
-    },
-    Failed {
-        seq: u64,
-        peer: Option<u32>,
-        detail: String,
-    },
-}
-
 struct Calls {
     next_seq: u64,
-    replies: mpsc::Receiver<Reply>,
+    /// The launcher's answers to collectives (`Msg::Result`, `Msg::Failed`),
+    /// from the watchdog.
+    replies: mpsc::Receiver<Msg>,
 }
 
 struct Inner {
@@ -190,7 +180,9 @@ impl LauncherOob {
             }),
         })
     }
+}
 
+impl Relayed for LauncherOob {
     fn collective(&self, op: Op, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError> {
         check_len(data)?;
         let mut calls = self.inner.calls.lock();
@@ -210,15 +202,7 @@ impl LauncherOob {
             .map_err(|e| OobError::ConnectionLost(format!("sending {} #{seq}: {e}", op.name())))?;
         tracing::trace!(seq, op = op.name(), bytes = data.len(), "collective sent");
         match calls.replies.recv() {
-            Ok(Reply::Result { seq: s, data }) if s == seq => Ok(data),
-            Ok(Reply::Failed {
-                seq: s,
-                peer,
-                detail,
-            }) if s == seq => Err(OobError::collective_failed(peer, detail)),
-            Ok(Reply::Result { seq: s, .. } | Reply::Failed { seq: s, .. }) => Err(
-                OobError::Protocol(format!("reply to collective #{s} while waiting for #{seq}")),
-            ),
+            Ok(answer) => OobError::collective_answer(answer, seq),
             Err(_) => Err(OobError::ConnectionLost(format!(
                 "watchdog stopped while waiting for {} #{seq}",
                 op.name()
@@ -248,31 +232,15 @@ impl Oob for LauncherOob {
     }
 
     fn allgather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>, OobError> {
-        let packed = self.collective(Op::Allgather, 0, data)?;
-        wire::decode_parts(&packed, self.inner.size).map_err(OobError::Protocol)
+        self.relayed_allgather(data)
     }
 
     fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError> {
-        if root >= self.inner.size {
-            return Err(OobError::InvalidRoot {
-                root,
-                size: self.inner.size,
-            });
-        }
-        // Only the root's bytes travel.
-        let mine = if root == self.inner.rank { data } else { &[] };
-        self.collective(Op::Broadcast, root, mine)
+        self.relayed_broadcast(root, data)
     }
 
     fn barrier(&self) -> Result<(), OobError> {
-        let r = self.collective(Op::Barrier, 0, &[])?;
-        if !r.is_empty() {
-            return Err(OobError::Protocol(format!(
-                "barrier reply carries {} byte(s)",
-                r.len()
-            )));
-        }
-        Ok(())
+        self.relayed_barrier()
     }
 
     fn guard_exit(&self) -> Result<(), OobError> {
@@ -373,15 +341,12 @@ fn is_timeout(e: &io::Error) -> bool {
 
 /// Reads the connection until the end of the process. Never returns: the
 /// process exits when the launcher stops the job or goes away.
-fn watchdog(rank: usize, mut conn: TcpStream, tx: mpsc::Sender<Reply>, aborting: &AtomicBool) {
+fn watchdog(rank: usize, mut conn: TcpStream, tx: mpsc::Sender<Msg>, aborting: &AtomicBool) {
     let why = loop {
         match Msg::read_from(&mut conn) {
-            Ok(Msg::Result { seq, data }) => {
+            Ok(answer @ (Msg::Result { .. } | Msg::Failed { .. })) => {
                 // A send error means the Oob was dropped; keep watching.
-                let _ = tx.send(Reply::Result { seq, data });
-            }
-            Ok(Msg::Failed { seq, peer, detail }) => {
-                let _ = tx.send(Reply::Failed { seq, peer, detail });
+                let _ = tx.send(answer);
             }
             Ok(Msg::Stop { reason }) => {
                 if aborting.load(Ordering::SeqCst) {
@@ -478,7 +443,7 @@ mod tests {
         let env = fake_launcher(|s| {
             reply(s, Msg::Welcome { size: 2 });
             assert_eq!(expect_collective(s, 0, Op::Allgather), b"mine");
-            let parts = wire::encode_parts([&b"zero"[..], &b"mine"[..]].into_iter());
+            let parts = crate::wire::encode_parts([&b"zero"[..], &b"mine"[..]].into_iter());
             reply(
                 s,
                 Msg::Result {

@@ -1,6 +1,7 @@
 //! The one error type of the OOB service, so callers (comm-ofi) can wrap it
 //! with `#[from]` and users see what went wrong and with which value.
 
+use crate::wire::Msg;
 use std::net::SocketAddr;
 
 /// What went wrong in the out-of-band exchange.
@@ -126,15 +127,33 @@ pub enum OobError {
 }
 
 impl OobError {
-    /// The error of a collective the launcher answered `Failed`: the dead
-    /// locale when it names one (pgasrun's and the PMIx hub's replies alike).
-    pub(crate) fn collective_failed(peer: Option<u32>, detail: String) -> OobError {
-        match peer {
-            Some(p) => OobError::PeerDied {
+    /// What `answer`, read while waiting for collective `seq`, means to the
+    /// caller (pgasrun's and the PMIx hub's replies alike): the result's
+    /// bytes; a `Failed` reply names the dead locale when it knows one;
+    /// anything else is a protocol error.
+    pub(crate) fn collective_answer(answer: Msg, seq: u64) -> Result<Vec<u8>, OobError> {
+        match answer {
+            Msg::Result { seq: s, data } if s == seq => Ok(data),
+            Msg::Failed {
+                seq: s,
+                peer: Some(p),
+                detail,
+            } if s == seq => Err(OobError::PeerDied {
                 rank: p as usize,
                 detail,
-            },
-            None => OobError::CollectiveFailed(detail),
+            }),
+            Msg::Failed {
+                seq: s,
+                peer: None,
+                detail,
+            } if s == seq => Err(OobError::CollectiveFailed(detail)),
+            Msg::Result { seq: s, .. } | Msg::Failed { seq: s, .. } => Err(OobError::Protocol(
+                format!("reply to collective #{s} while waiting for #{seq}"),
+            )),
+            other => Err(OobError::Protocol(format!(
+                "'{}' message while waiting for collective #{seq}",
+                other.name()
+            ))),
         }
     }
 }

@@ -472,16 +472,7 @@ impl HubClient {
         };
         frame.write_to(&mut self.stream).map_err(|e| gone(&e))?;
         match Msg::read_from(&mut self.stream) {
-            Ok(Msg::Result { seq: s, data }) if s == seq => Ok(data),
-            Ok(Msg::Failed {
-                seq: s,
-                peer,
-                detail,
-            }) if s == seq => Err(OobError::collective_failed(peer, detail)),
-            Ok(other) => Err(OobError::Protocol(format!(
-                "collective service answered {} while waiting for #{seq}",
-                other.name()
-            ))),
+            Ok(answer) => OobError::collective_answer(answer, seq),
             Err(WireError::Malformed(m)) => Err(OobError::Protocol(m)),
             Err(e) => Err(gone(&e)),
         }

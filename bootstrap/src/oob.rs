@@ -3,6 +3,7 @@
 //! (`client`, `pmix`, `single`) implement it and the crate root builds one.
 
 use crate::error::OobError;
+use crate::wire::{self, Op};
 
 /// The out-of-band exchange a locale uses during start-up.
 ///
@@ -49,6 +50,43 @@ pub trait Oob: Send + Sync {
     /// This locale has finalized: ending the process is fine from now on.
     /// The comm layer calls it after its finalize barrier.
     fn finalized(&self) -> Result<(), OobError> {
+        Ok(())
+    }
+}
+
+/// A backend whose collectives travel as `Msg::Collective` frames to a
+/// service that answers each (pgasrun for the launcher client, locale 0's
+/// hub in a PMIx job): [`Oob`]'s collectives over its one call.
+pub(crate) trait Relayed: Oob {
+    /// Runs collective `op` with this locale's part `data` (its length
+    /// checked); the service's answer.
+    fn collective(&self, op: Op, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError>;
+
+    /// [`Oob::allgather`]: the parts come packed.
+    fn relayed_allgather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>, OobError> {
+        let packed = self.collective(Op::Allgather, 0, data)?;
+        wire::decode_parts(&packed, self.size()).map_err(OobError::Protocol)
+    }
+
+    /// [`Oob::broadcast`]: only the root's bytes travel.
+    fn relayed_broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError> {
+        let size = self.size();
+        if root >= size {
+            return Err(OobError::InvalidRoot { root, size });
+        }
+        let mine = if root == self.rank() { data } else { &[] };
+        self.collective(Op::Broadcast, root, mine)
+    }
+
+    /// [`Oob::barrier`]: its answer is empty.
+    fn relayed_barrier(&self) -> Result<(), OobError> {
+        let r = self.collective(Op::Barrier, 0, &[])?;
+        if !r.is_empty() {
+            return Err(OobError::Protocol(format!(
+                "barrier reply carries {} byte(s)",
+                r.len()
+            )));
+        }
         Ok(())
     }
 }

@@ -30,10 +30,10 @@ use parking_lot::Mutex;
 use crate::env::PmixEnv;
 use crate::error::OobError;
 use crate::hub::{self, HubAd, HubClient};
-use crate::oob::Oob;
+use crate::oob::{Oob, Relayed};
 use crate::pmix_ffi::{self as ffi, key, ty, Info, Lib, Proc, Value, ValueData};
 use crate::single::check_len;
-use crate::wire::{self, Op, PmixValue};
+use crate::wire::{Op, PmixValue};
 
 /// After `PMIx_Abort`, how long to wait for the launcher to kill us before
 /// exiting on our own.
@@ -273,9 +273,12 @@ impl PmixOob {
         }
         Ok(calls.hub.as_mut().expect("set above"))
     }
+}
 
+impl Relayed for PmixOob {
     /// Collective number `next_seq` through the service.
     fn collective(&self, op: Op, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError> {
+        check_len(data)?;
         let mut calls = self.inner.calls.lock();
         let seq = calls.next_seq;
         calls.next_seq += 1;
@@ -300,35 +303,15 @@ impl Oob for PmixOob {
     }
 
     fn allgather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>, OobError> {
-        check_len(data)?;
-        let packed = self.collective(Op::Allgather, 0, data)?;
-        wire::decode_parts(&packed, self.inner.size).map_err(OobError::Protocol)
+        self.relayed_allgather(data)
     }
 
     fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError> {
-        let size = self.inner.size;
-        if root >= size {
-            return Err(OobError::InvalidRoot { root, size });
-        }
-        // Only the root's bytes travel.
-        let mine = if root == self.inner.rank {
-            check_len(data)?;
-            data
-        } else {
-            &[]
-        };
-        self.collective(Op::Broadcast, root, mine)
+        self.relayed_broadcast(root, data)
     }
 
     fn barrier(&self) -> Result<(), OobError> {
-        let r = self.collective(Op::Barrier, 0, &[])?;
-        if !r.is_empty() {
-            return Err(OobError::Protocol(format!(
-                "barrier reply carries {} byte(s)",
-                r.len()
-            )));
-        }
-        Ok(())
+        self.relayed_barrier()
     }
 
     fn guard_exit(&self) -> Result<(), OobError> {

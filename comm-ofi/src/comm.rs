@@ -16,8 +16,8 @@
 //!
 //! One job per file: this one holds the state and the accessors; `init` the
 //! start-up, `threads` which context a thread uses, `rma` PUT/GET and their
-//! non-blocking handles, `atomics` the atomics (their routes and rules are
-//! `crate::atomics`), `boundary` the MCM boundaries, barrier and finalize,
+//! non-blocking handles, `amo_ops` the atomics (their routes and rules are
+//! `crate::amo_route`), `boundary` the MCM boundaries, barrier and finalize,
 //! `am_service` what the AM layer is offered (`AmPort`), `idle` the pollers'
 //! idle policy and the start-up progress thread. The children extend
 //! [`Comm`] and take what they need from here; this file names nothing of
@@ -26,7 +26,7 @@
 
 use crate::am_seam::AmLayer;
 use crate::amo::{AmoType, NativeAtomics};
-use crate::atomics::{AmoRoutes, Settle};
+use crate::amo_route::{AmoRoutes, Settle};
 use crate::contexts::ContextTable;
 use crate::ctx::{LocalBuf, RemoteBuf, RmaOp, Route, SendOp, TxContext, SCRATCH_BYTES};
 use crate::diag::Counter;
@@ -46,7 +46,7 @@ use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 pub(crate) mod am_service;
-mod atomics;
+mod amo_ops;
 mod boundary;
 mod idle;
 mod init;
@@ -204,38 +204,79 @@ impl Layout {
     }
 }
 
-/// One locale's communication layer.
+/// One locale's communication layer. Its state is grouped by what owns
+/// it: `Peers` (this file, `rma`), `AmoPlan` (`amo_ops`), `Contexts`
+/// (`threads`), `AmSide` (`am_service`, `idle`) and `Registered` (memory and the fabric objects, dropped last); what every
+/// part reads (locale, provider, configuration, the selector, the
+/// counters) stays at the top.
 pub struct Comm {
-    /// The AM layer, once installed (see `am_seam`); shared with every
-    /// context, which asks it for visibility proofs.
-    pub(crate) am_layer: Arc<OnceLock<Arc<dyn AmLayer>>>,
-    /// The MCM implementors of the mode in force.
-    pub(crate) selector: Selector<TxContext>,
-    /// Where each atomic type goes, fixed at start-up (see `atomics`).
-    pub(crate) routes: AmoRoutes,
-    /// How `CTX_HAS_WORK` is kept (normally marked once settled, derived
-    /// at boundaries; the two weakenings of issue 21 for the negative
-    /// controls), decided once so that the PUT path tests one byte.
-    pub(crate) work_flag: WorkFlag,
-    /// Which contexts serve whom.
-    layout: Layout,
-    rx_serial: Option<crate::ctx::DomainLock>,
     pub(crate) me: Locale,
     n: Locale,
     pub(crate) prov: ProviderInfo,
-    native: NativeAtomics,
-    peers: Vec<Peer>,
+    /// The MCM implementors of the mode in force.
+    pub(crate) selector: Selector<TxContext>,
+    /// Operation counters (off unless started).
+    pub(crate) diag: Arc<crate::diag::CommDiagnostics>,
+    peers: Peers,
+    amos: AmoPlan,
+    // Field order is drop order: contexts and endpoints before MRs before the heap.
+    contexts: Contexts,
+    am: AmSide,
+    mem: Registered,
+    oob: Box<dyn Oob>,
+    cfg: Config,
+    finalized: AtomicBool,
+}
+
+/// The other locales and how this one reaches each.
+struct Peers {
+    /// Per locale: its address and registrations.
+    list: Vec<Peer>,
     /// The intra-node mapped path (peers' heaps mapped here).
     mapped: Arc<Mapped>,
     /// Where the locales live.
     hosts: HostLayout,
-    /// Operation counters (off unless started).
-    pub(crate) diag: Arc<crate::diag::CommDiagnostics>,
-    // Field order is drop order: contexts and endpoints before MRs before the heap.
-    contexts: ContextTable<TxContext>,
+}
+
+/// Where atomics go, fixed at start-up (see `amo_route`).
+struct AmoPlan {
+    /// Each type's route.
+    routes: AmoRoutes,
+    /// What the provider does natively (agreed by every locale).
+    native: NativeAtomics,
+}
+
+/// The transmit contexts and who uses which.
+struct Contexts {
+    /// Which contexts serve whom.
+    layout: Layout,
+    /// The contexts, and who holds each.
+    table: ContextTable<TxContext>,
+    /// How `CTX_HAS_WORK` is kept (normally marked once settled, derived
+    /// at boundaries; the two weakenings of issue 21 for the negative
+    /// controls), decided once so that the PUT path tests one byte.
+    work_flag: WorkFlag,
+}
+
+/// comm-ofi's side of the seam with the AM layer (`am_seam`): the layer,
+/// the receive endpoint it polls, and the start-up progress thread that
+/// polls it until then.
+struct AmSide {
+    /// The AM layer, once installed; shared with every context, which asks
+    /// it for visibility proofs.
+    layer: Arc<OnceLock<Arc<dyn AmLayer>>>,
+    /// The domain lock receive polling takes where the provider needs it.
+    rx_serial: Option<crate::ctx::DomainLock>,
+    /// The start-up progress thread, until an AM poller takes over.
     progress: Mutex<Option<JoinHandle<()>>>,
+    /// Tells it to stop.
     stop: Arc<AtomicBool>,
+    /// The receive endpoint.
     rx_ep: Arc<Endpoint>,
+}
+
+/// Registered memory and the fabric objects under it, in drop order.
+struct Registered {
     _tx_mrs: Vec<Mr>,
     _static_mr: Option<Mr>,
     mr: Mr,
@@ -243,9 +284,6 @@ pub struct Comm {
     _av: Arc<Av>,
     _domain: Arc<Domain>,
     _fabric: Arc<Fabric>,
-    oob: Box<dyn Oob>,
-    cfg: Config,
-    finalized: AtomicBool,
 }
 
 impl std::fmt::Debug for Comm {
@@ -280,22 +318,22 @@ impl Comm {
             self.prov.name,
             self.prov.order_granted,
             self.n,
-            if self.layout.workers_bound {
+            if self.contexts.layout.workers_bound {
                 "bound"
             } else {
                 "unbound"
             },
-            self.contexts.len(),
-            self.layout.threads.len(),
-            human_size(self.heap.size()),
-            match (self.mapped.in_use(), self.routes.native_types()) {
+            self.contexts.table.len(),
+            self.contexts.layout.threads.len(),
+            human_size(self.mem.heap.size()),
+            match (self.peers.mapped.in_use(), self.amos.routes.native_types()) {
                 (true, _) => "CPU (mapped path)".to_string(),
-                (false, 0) if self.native.any() => "CPU (PGAS_AMO_VIA_AM)".to_string(),
+                (false, 0) if self.amos.native.any() => "CPU (PGAS_AMO_VIA_AM)".to_string(),
                 (false, 0) => "no native".to_string(),
                 (false, k) => format!(
                     "native ({k}/{} types{}{})",
                     AmoType::ALL.len(),
-                    if proves_amos_by_atomic_read(&self.prov.name, &self.native) {
+                    if proves_amos_by_atomic_read(&self.prov.name, &self.amos.native) {
                         ", proved by atomic read"
                     } else {
                         ""
@@ -311,13 +349,13 @@ impl Comm {
                 WaitMode::Spin => "polling",
                 WaitMode::Block => "blocking-wait",
             },
-            match (self.mapped.path(), self.mapped.mapped_peers()) {
+            match (self.peers.mapped.path(), self.peers.mapped.mapped_peers()) {
                 (LocalPath::Fabric, _) => "fabric".to_string(),
-                (_, 0) if self.hosts.local_count > 1 => "fabric (mapping failed)".to_string(),
+                (_, 0) if self.peers.hosts.local_count > 1 => "fabric (mapping failed)".to_string(),
                 (_, 0) => "fabric (no co-located locale)".to_string(),
                 (_, k) => format!(
                     "mapped ({k} of {} co-located peers)",
-                    self.hosts.local_count - 1
+                    self.peers.hosts.local_count - 1
                 ),
             },
             match self.cfg.weaken {
@@ -366,17 +404,20 @@ impl Comm {
 
     /// This locale's registered heap.
     pub fn heap(&self) -> &Heap {
-        &self.heap
+        &self.mem.heap
     }
 
     /// Allocates `size` bytes of remotely accessible memory on this locale.
     pub fn alloc(&self, size: usize, align: usize) -> Result<GlobalAddr> {
-        Ok(GlobalAddr::new(self.me, self.heap.alloc(size, align)?))
+        Ok(GlobalAddr::new(self.me, self.mem.heap.alloc(size, align)?))
     }
 
     /// Allocates `size` bytes for the program (see [`Heap::alloc_user`]).
     pub fn alloc_user(&self, size: usize, align: usize) -> Result<GlobalAddr> {
-        Ok(GlobalAddr::new(self.me, self.heap.alloc_user(size, align)?))
+        Ok(GlobalAddr::new(
+            self.me,
+            self.mem.heap.alloc_user(size, align)?,
+        ))
     }
 
     /// Frees memory from [`Comm::alloc`]; an address that is not a live
@@ -394,7 +435,7 @@ impl Comm {
                 addr.locale, self.me
             )));
         }
-        self.heap.free(addr.addr).map_err(bad)
+        self.mem.heap.free(addr.addr).map_err(bad)
     }
 
     /// The address on `locale` at the same heap offset as `local` has here:
@@ -403,16 +444,19 @@ impl Comm {
         self.check_locale(locale)?;
         let off = local
             .addr
-            .checked_sub(self.heap.base_addr())
-            .filter(|o| *o < self.heap.size() as u64)
+            .checked_sub(self.mem.heap.base_addr())
+            .filter(|o| *o < self.mem.heap.size() as u64)
             .ok_or(Error::AddressOutOfHeap {
                 locale: self.me,
                 addr: local.addr,
                 len: 0,
-                base: self.heap.base_addr(),
-                end: self.heap.base_addr() + self.heap.size() as u64,
+                base: self.mem.heap.base_addr(),
+                end: self.mem.heap.base_addr() + self.mem.heap.size() as u64,
             })?;
-        Ok(GlobalAddr::new(locale, self.peers[locale].heap_base + off))
+        Ok(GlobalAddr::new(
+            locale,
+            self.peers.list[locale].heap_base + off,
+        ))
     }
 
     /// The address on `locale` of the static at `local` here (the
@@ -421,7 +465,7 @@ impl Comm {
     /// locale's registered static data is an error naming it.
     pub fn static_addr(&self, local: u64, locale: Locale) -> Result<GlobalAddr> {
         self.check_locale(locale)?;
-        let mine = self.peers[self.me].statics;
+        let mine = self.peers.list[self.me].statics;
         if !mine.contains(local, 1) {
             return Err(Error::Unsupported(format!(
                 "{local:#x} is not in this program's registered static data ({})",
@@ -432,7 +476,7 @@ impl Comm {
                 }
             )));
         }
-        let theirs = self.peers[locale].statics;
+        let theirs = self.peers.list[locale].statics;
         if theirs.size != mine.size {
             return Err(Error::Unsupported(format!(
                 "locale {locale} registered {} bytes of static data, this one {}: not the same \
@@ -446,7 +490,8 @@ impl Comm {
     /// Whether `len` bytes at `at` are registered static data of its locale
     /// (not an allocation of its heap).
     pub fn is_static(&self, at: GlobalAddr, len: usize) -> bool {
-        at.locale < self.peers.len() && self.peers[at.locale].statics.contains(at.addr, len)
+        at.locale < self.peers.list.len()
+            && self.peers.list[at.locale].statics.contains(at.addr, len)
     }
 
     fn check_locale(&self, locale: Locale) -> Result<()> {
@@ -469,7 +514,7 @@ impl Comm {
     /// Validates a remote range and turns it into provider addressing.
     pub(crate) fn remote(&self, at: GlobalAddr, len: usize) -> Result<RemoteBuf> {
         self.check_locale(at.locale)?;
-        let p = &self.peers[at.locale];
+        let p = &self.peers.list[at.locale];
         let end = p.heap_base + p.heap_size;
         let inside =
             at.addr >= p.heap_base && at.addr.checked_add(len as u64).is_some_and(|e| e <= end);
@@ -503,7 +548,7 @@ impl Comm {
     }
 
     fn local_desc(&self, ctx: &TxContext, ptr: *const u8, len: usize) -> *mut std::ffi::c_void {
-        if self.heap.contains(ptr as u64, len) {
+        if self.mem.heap.contains(ptr as u64, len) {
             ctx.heap_desc()
         } else {
             std::ptr::null_mut()
@@ -511,7 +556,7 @@ impl Comm {
     }
 
     fn needs_bounce(&self, ptr: *const u8, len: usize) -> bool {
-        self.prov.mr_mode.local() && !self.heap.contains(ptr as u64, len)
+        self.prov.mr_mode.local() && !self.mem.heap.contains(ptr as u64, len)
     }
 }
 

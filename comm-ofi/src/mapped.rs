@@ -246,6 +246,20 @@ struct Mapping {
     size: usize,
 }
 
+impl Mapping {
+    /// Owns `p`, what mmap returned for `size` bytes of `path`: an error
+    /// naming the path if the mapping failed.
+    fn made(p: *mut libc::c_void, size: usize, path: &str) -> std::result::Result<Mapping, String> {
+        if p == libc::MAP_FAILED {
+            return Err(format!("mmap {path}: {}", std::io::Error::last_os_error()));
+        }
+        Ok(Mapping {
+            base: p as *mut u8,
+            size,
+        })
+    }
+}
+
 impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: exactly the mapping made in `map_peer`; nothing uses it any
@@ -578,28 +592,15 @@ impl Mapped {
 /// Maps the heap a peer advertised and checks its cookie.
 fn map_peer(a: Advert, size: usize, block_off: u64) -> std::result::Result<Mapping, String> {
     use std::os::fd::AsRawFd;
-    let path = format!("/proc/{}/fd/{}", a.pid, a.fd);
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(|e| format!("open {path}: {e}"))?;
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let (f, path, len) = open_peer_fd(a.pid, a.fd)?;
     if len < size as u64 {
         return Err(format!("{path} holds {len} bytes, the heap is {size}"));
     }
-    // Checked below and unmapped by Mapping's drop.
-    let p = crate::heap::map_shared(f.as_raw_fd(), size);
-    if p == libc::MAP_FAILED {
-        return Err(format!("mmap {path}: {}", std::io::Error::last_os_error()));
-    }
-    let m = Mapping {
-        base: p as *mut u8,
-        size,
-    };
+    // Unmapped by Mapping's drop.
+    let m = Mapping::made(crate::heap::map_shared(f.as_raw_fd(), size), size, &path)?;
     // SAFETY: the cookie word lies inside the mapping just made; the owner
     // wrote it before the exchange, atomically.
-    let seen = unsafe { AtomicU64::from_ptr((p as u64 + block_off + COOKIE_AT) as *mut u64) }
+    let seen = unsafe { AtomicU64::from_ptr((m.base as u64 + block_off + COOKIE_AT) as *mut u64) }
         .load(Ordering::Acquire);
     if seen != a.cookie {
         return Err(format!(
@@ -615,19 +616,13 @@ fn map_peer(a: Advert, size: usize, block_off: u64) -> std::result::Result<Mappi
 /// control only (`private`).
 fn map_peer_statics(a: Advert, size: usize, private: bool) -> std::result::Result<Mapping, String> {
     use std::os::fd::AsRawFd;
-    let path = format!("/proc/{}/fd/{}", a.pid, a.statics_fd);
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(|e| format!("open {path}: {e}"))?;
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let (f, path, len) = open_peer_fd(a.pid, a.statics_fd)?;
     if len != size as u64 {
         return Err(format!(
             "{path} holds {len} bytes, the static data is {size}"
         ));
     }
-    // Checked below and unmapped by Mapping's drop.
+    // Checked and unmapped by Mapping.
     let p = if private {
         // SAFETY: a new private mapping of the whole file at an address the
         // kernel picks; checked below.
@@ -644,13 +639,21 @@ fn map_peer_statics(a: Advert, size: usize, private: bool) -> std::result::Resul
     } else {
         crate::heap::map_shared(f.as_raw_fd(), size)
     };
-    if p == libc::MAP_FAILED {
-        return Err(format!("mmap {path}: {}", std::io::Error::last_os_error()));
-    }
-    Ok(Mapping {
-        base: p as *mut u8,
-        size,
-    })
+    Mapping::made(p, size, &path)
+}
+
+/// Opens file descriptor `fd` of process `pid` (a co-located peer's
+/// advertised memfd) for reading and writing: the file, its path (for
+/// errors) and its length.
+fn open_peer_fd(pid: u32, fd: i32) -> std::result::Result<(std::fs::File, String, u64), String> {
+    let path = format!("/proc/{pid}/fd/{fd}");
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("open {path}: {e}"))?;
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    Ok((f, path, len))
 }
 
 fn random_u64() -> u64 {

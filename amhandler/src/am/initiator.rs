@@ -91,6 +91,12 @@ impl Am {
             self.slots.put(slot);
             return Err(e);
         }
+        self.await_reply(target, slot)
+    }
+
+    /// Waits for `target`'s reply in done slot `slot` (helping meanwhile),
+    /// reads it and gives the slot back.
+    pub(super) fn await_reply(&self, target: Locale, slot: u64) -> Result<Vec<u8>> {
         let w = self.wait_word(slot, self.reply_by_message(target), target)?;
         let r = self.take_reply(target, slot, w);
         self.slots.put(slot);

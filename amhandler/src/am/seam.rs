@@ -2,6 +2,7 @@
 //! implements `AmLayer` (visibility proofs, atomics sent to their owner,
 //! postponed 'done's) over a weak reference to the [`Am`].
 
+use super::memory_ops::reply_word;
 use super::*;
 
 /// The AM layer as comm-ofi sees it (`comm_ofi::am_seam`): visibility
@@ -76,15 +77,11 @@ impl AmLayer for Bridge {
     }
 
     fn await_postponed(&self, amo: PostponedAmo) -> comm_ofi::Result<()> {
-        let am = self.am()?;
-        // The token is the done slot of the postponed request, ours until
-        // returned below.
-        let w = am
-            .wait_word(amo.token, am.reply_by_message(amo.target), amo.target)
-            .map_err(into_comm)?;
-        let r = am.take_reply(amo.target, amo.token, w);
-        am.slots.put(amo.token);
-        r.map(|_| ()).map_err(into_comm)
+        // The token is the done slot of the postponed request.
+        self.am()?
+            .await_reply(amo.target, amo.token)
+            .map(|_| ())
+            .map_err(into_comm)
     }
 
     fn may_postpone_fetching(&self) -> bool {
@@ -95,18 +92,9 @@ impl AmLayer for Bridge {
     }
 
     fn await_postponed_value(&self, amo: PostponedAmo) -> comm_ofi::Result<u64> {
-        let am = self.am()?;
-        // As await_postponed; the reply's first 8 bytes are the old value
-        // (as in Am::send_amo's blocking form).
-        let w = am
-            .wait_word(amo.token, am.reply_by_message(amo.target), amo.target)
-            .map_err(into_comm)?;
-        let r = am.take_reply(amo.target, amo.token, w);
-        am.slots.put(amo.token);
-        let r = r.map_err(into_comm)?;
-        let mut v = [0u8; 8];
-        let k = r.len().min(8);
-        v[..k].copy_from_slice(&r[..k]);
-        Ok(u64::from_le_bytes(v))
+        // As await_postponed; the reply carries the old value as in
+        // Am::send_amo's blocking form.
+        let r = self.am()?.await_reply(amo.target, amo.token);
+        Ok(reply_word(&r.map_err(into_comm)?))
     }
 }

@@ -11,7 +11,7 @@ impl Comm {
     /// visibility and atomics on other locales' words for CPU-route types.
     /// Later calls are ignored.
     pub fn install_am_layer(&self, layer: Arc<dyn AmLayer>) {
-        let _ = self.am_layer.set(layer);
+        let _ = self.am.layer.set(layer);
     }
 
     /// The calls only an AM layer makes (see [`AmPort`]).
@@ -33,13 +33,13 @@ impl Comm {
         buf: &mut [CqEntry],
         timeout_ms: i32,
     ) -> std::result::Result<usize, crate::ofi::CqError> {
-        let _g = self.rx_serial.as_ref().map(|l| l.lock());
-        self.rx_ep.rx_cq().read(buf, timeout_ms)
+        let _g = self.am.rx_serial.as_ref().map(|l| l.lock());
+        self.am.rx_ep.rx_cq().read(buf, timeout_ms)
     }
 
     /// Ends a wait in [`Comm::poll_rx`] (see `AmPort::interrupt_rx_wait`).
     pub(crate) fn interrupt_rx_wait(&self) {
-        if let Err(e) = self.rx_ep.rx_cq().signal() {
+        if let Err(e) = self.am.rx_ep.rx_cq().signal() {
             tracing::warn!("cannot interrupt a wait on the receive queue: {e}");
         }
     }
@@ -57,15 +57,15 @@ impl Comm {
         context: usize,
     ) -> Result<()> {
         let desc = if self.prov.mr_mode.local() {
-            self.mr.desc()
+            self.mem.mr.desc()
         } else {
             std::ptr::null_mut()
         };
         loop {
             let posted = {
-                let _g = self.rx_serial.as_ref().map(|l| l.lock());
+                let _g = self.am.rx_serial.as_ref().map(|l| l.lock());
                 // SAFETY: forwarded from the caller's guarantee.
-                unsafe { self.rx_ep.recv_multi(buf, len, desc, context) }
+                unsafe { self.am.rx_ep.recv_multi(buf, len, desc, context) }
             };
             match posted.map_err(Error::Ofi)? {
                 Posted::Done => return Ok(()),
@@ -80,7 +80,7 @@ impl Comm {
 
     /// Sets `FI_OPT_MIN_MULTI_RECV` on the receive endpoint.
     pub(crate) fn set_min_multi_recv(&self, bytes: usize) -> Result<()> {
-        self.rx_ep.set_min_multi_recv(bytes).map_err(Error::Ofi)
+        self.am.rx_ep.set_min_multi_recv(bytes).map_err(Error::Ofi)
     }
 
     /// Sends the AM request `msg` to `target`'s receive endpoint through the
@@ -94,7 +94,7 @@ impl Comm {
         // A mapped target's poller may sleep on its doorbell: ring before
         // (it wakes while we send; providers whose send completes only once
         // the target progressed need that) and after (the sleeper's check).
-        self.mapped.ring(target);
+        self.peers.mapped.ring(target);
         // Our stores to mapped heaps before the message (no instruction on
         // x86; a barrier on weakly ordered CPUs).
         std::sync::atomic::fence(Ordering::Release);
@@ -107,7 +107,7 @@ impl Comm {
             self.selector.send(ctx, target, SendOp { local, awaited })
         })
         .map_err(peer_err("active message", msg.len(), target))?;
-        self.mapped.ring(target);
+        self.peers.mapped.ring(target);
         Ok(())
     }
 
@@ -134,10 +134,10 @@ impl Comm {
                 ),
             });
         }
-        let mut ctx = self.contexts.lock(AM_POLLER_CTX);
+        let mut ctx = self.contexts.table.lock(AM_POLLER_CTX);
         match ctx.inject_send(target, msg) {
             Ok(()) => {
-                self.mapped.ring(target);
+                self.peers.mapped.ring(target);
                 Ok(true)
             }
             Err(Error::WouldBlock { .. }) => Ok(false),
@@ -148,6 +148,7 @@ impl Comm {
     /// Reaps completions of [`Comm::send_from_poller`] without waiting.
     pub(crate) fn reap_poller_sends(&self) -> Result<()> {
         self.contexts
+            .table
             .lock(AM_POLLER_CTX)
             .progress_nowait()
             .map(|_| ())

@@ -16,7 +16,7 @@ impl Comm {
             self.note_ctx_state(ctx);
             r
         })?;
-        if self.work_flag == WorkFlag::MarkedBefore {
+        if self.contexts.work_flag == WorkFlag::MarkedBefore {
             // The old mechanism cleared its flag here, whatever was posted
             // meanwhile; derived, it is already what the context holds.
             CTX_HAS_WORK.with(|w| w.set(false));
@@ -43,7 +43,7 @@ impl Comm {
     /// anything after the boundary (docs/mcm.md, "The mapped path").
     #[inline]
     pub(crate) fn mapped_boundary(&self) {
-        if self.mapped.in_use() {
+        if self.peers.mapped.in_use() {
             crate::publish::boundary(crate::publish::PUBLISH);
         }
     }
@@ -55,7 +55,7 @@ impl Comm {
     pub fn force_visible_all(&self) -> Result<()> {
         self.mapped_boundary();
         let mut first_err = self.settle_postponed(Settle::All).err();
-        self.contexts.for_each(|c| {
+        self.contexts.table.for_each(|c| {
             if let Err(e) = self.selector.force_visible(c) {
                 first_err.get_or_insert(e);
             }
@@ -109,9 +109,9 @@ impl Comm {
     }
 
     pub(crate) fn stop_startup_progress(&self) {
-        self.stop.store(true, Ordering::Release);
-        self.mapped.ring_self();
-        if let Some(h) = self.progress.lock().take() {
+        self.am.stop.store(true, Ordering::Release);
+        self.peers.mapped.ring_self();
+        if let Some(h) = self.am.progress.lock().take() {
             let _ = h.join();
         }
     }

@@ -93,7 +93,7 @@ impl Comm {
     #[inline]
     fn heap_route(&self, at: GlobalAddr, len: usize, local: *const u8) -> HeapRoute {
         let Some(p) = self.heap_peer(at, len) else {
-            return match self.mapped.translate_static(at.locale, at.addr, len) {
+            return match self.peers.mapped.translate_static(at.locale, at.addr, len) {
                 Some(p) => HeapRoute::Copy(p),
                 None => HeapRoute::Elsewhere,
             };
@@ -112,7 +112,7 @@ impl Comm {
     /// general path).
     #[inline]
     fn heap_peer(&self, at: GlobalAddr, len: usize) -> Option<&Peer> {
-        let p = self.peers.get(at.locale)?;
+        let p = self.peers.list.get(at.locale)?;
         let end = at.addr.checked_add(len as u64)?;
         (at.addr >= p.heap_base && end <= p.heap_base + p.heap_size).then_some(p)
     }
@@ -343,7 +343,7 @@ impl Comm {
         // Marked once settled, as in `with_ctx_settled` (a GET in flight
         // counts, unless the negative control `nb-get-uncounted` is on).
         if ctx.binding() == Binding::Bound
-            && !(is_get && self.work_flag == WorkFlag::DerivedWithoutReads)
+            && !(is_get && self.contexts.work_flag == WorkFlag::DerivedWithoutReads)
         {
             CTX_HAS_WORK.with(|w| w.set(true));
         }
@@ -407,7 +407,7 @@ impl Comm {
     ) -> Result<()> {
         const BOUNCE: usize = 64 << 10;
         let piece = BOUNCE.min(self.prov.max_msg_size);
-        let tmp_addr = self.heap.alloc(piece, 64)?;
+        let tmp_addr = self.mem.heap.alloc(piece, 64)?;
         // SAFETY: tmp_addr..+piece is a fresh heap allocation only we use.
         let tmp = unsafe { std::slice::from_raw_parts_mut(tmp_addr as *mut u8, piece) };
         let target = remote_at.locale;
@@ -498,7 +498,7 @@ impl<'a> NbHandle<'a> {
     /// Whether the operation has completed (reaps completions first).
     pub fn test(&mut self) -> Result<bool> {
         if !self.done {
-            let mut ctx = self.comm.contexts.lock(self.ctx);
+            let mut ctx = self.comm.contexts.table.lock(self.ctx);
             if !ctx.nb_done(self.seq) {
                 ctx.progress()
                     .map_err(peer_err("non-blocking operation", 0, self.peer))?;

@@ -10,8 +10,8 @@ impl Comm {
     /// otherwise one of the shared ones (locked; a free one if any).
     pub(crate) fn ctx(&self) -> MutexGuard<'_, TxContext> {
         match self.bound_index() {
-            Some(i) => self.contexts.lock(i),
-            None => self.contexts.shared(SHARED_HINT.with(|h| h.get())),
+            Some(i) => self.contexts.table.lock(i),
+            None => self.contexts.table.shared(SHARED_HINT.with(|h| h.get())),
         }
     }
 
@@ -45,18 +45,18 @@ impl Comm {
             return self.with_shared_ctx(settle, f);
         };
         // The negative control: the old mechanism marked before settling.
-        let marked_before = self.work_flag == WorkFlag::MarkedBefore;
+        let marked_before = self.contexts.work_flag == WorkFlag::MarkedBefore;
         if marked_before {
             CTX_HAS_WORK.with(|w| w.set(true));
         }
-        let mut ctx = self.contexts.lock(i);
+        let mut ctx = self.contexts.table.lock(i);
         if settle.applies(&ctx.postponed) {
             let list = ctx.take_postponed();
             drop(ctx);
             // May run other tasks on this thread, whose boundaries force
             // this context and derive "no work" (see `CTX_HAS_WORK`).
             self.await_postponed(list)?;
-            ctx = self.contexts.lock(i);
+            ctx = self.contexts.table.lock(i);
         }
         // Marked once settled: from here to `f`'s post nothing else runs on
         // this thread (the context is locked; its waits never run tasks),
@@ -83,6 +83,7 @@ impl Comm {
             self.settle_postponed(settle)?;
         }
         self.contexts
+            .table
             .with_shared(SHARED_HINT.with(|h| h.get()), f, |ctx| {
                 self.selector.release(ctx)
             })
@@ -96,7 +97,7 @@ impl Comm {
         if ctx.binding() != Binding::Bound {
             return;
         }
-        let work = if self.work_flag == WorkFlag::DerivedWithoutReads {
+        let work = if self.contexts.work_flag == WorkFlag::DerivedWithoutReads {
             ctx.has_work_besides_reads()
         } else {
             ctx.has_work()
@@ -128,11 +129,11 @@ impl Comm {
     pub fn progress(&self) -> Result<()> {
         match self.bound_index() {
             Some(i) => {
-                self.contexts.lock(i).drive()?;
+                self.contexts.table.lock(i).drive()?;
             }
             None => {
-                for &i in self.contexts.shared_indices() {
-                    if let Some(mut c) = self.contexts.try_lock(i) {
+                for &i in self.contexts.table.shared_indices() {
+                    if let Some(mut c) = self.contexts.table.try_lock(i) {
                         c.drive()?;
                     }
                 }
@@ -153,11 +154,11 @@ impl Comm {
                 reason: format!("PGAS_NUM_WORKERS is {workers}"),
             });
         }
-        if !self.layout.workers_bound {
+        if !self.contexts.layout.workers_bound {
             SHARED_HINT.with(|h| h.set(worker));
             return Ok(());
         }
-        self.bind_index(self.layout.first_worker + worker)
+        self.bind_index(self.contexts.layout.first_worker + worker)
     }
 
     /// Binds the calling thread to AM-handler context `handler`.
@@ -181,17 +182,17 @@ impl Comm {
     /// hang.
     pub(crate) fn bind_am_poller(&self) -> Result<()> {
         self.bind_index(AM_POLLER_CTX)?;
-        self.contexts.lock(AM_POLLER_CTX).set_fail_fast();
+        self.contexts.table.lock(AM_POLLER_CTX).set_fail_fast();
         Ok(())
     }
 
     pub(super) fn bind_index(&self, idx: usize) -> Result<()> {
-        if self.contexts.claim(idx).is_err() {
+        if self.contexts.table.claim(idx).is_err() {
             return Err(Error::Unsupported(format!(
                 "transmit context {idx} is already bound to another thread"
             )));
         }
-        self.contexts.lock(idx).bind();
+        self.contexts.table.lock(idx).bind();
         let me = self as *const Comm as usize;
         BOUND_CTX.with(|b| b.set(Some((me, idx))));
         Ok(())
@@ -208,9 +209,9 @@ impl Comm {
         if self.thread_is_bound() {
             return Ok(true);
         }
-        for idx in self.layout.threads.clone() {
-            if self.contexts.claim(idx).is_ok() {
-                self.contexts.lock(idx).bind();
+        for idx in self.contexts.layout.threads.clone() {
+            if self.contexts.table.claim(idx).is_ok() {
+                self.contexts.table.lock(idx).bind();
                 let me = self as *const Comm as usize;
                 BOUND_CTX.with(|b| b.set(Some((me, idx))));
                 return Ok(true);
@@ -229,7 +230,7 @@ impl Comm {
             Some((owner, i)) if owner == me => i,
             _ => return Ok(()),
         };
-        if !self.layout.threads.contains(&idx) {
+        if !self.contexts.layout.threads.contains(&idx) {
             return Err(Error::Unsupported(format!(
                 "transmit context {idx} belongs to a worker or AM thread for the whole run; only \
                  contexts taken with bind_thread can be given back"
@@ -237,7 +238,7 @@ impl Comm {
         }
         self.settle_postponed(Settle::All)?;
         self.mapped_boundary();
-        let mut ctx = self.contexts.lock(idx);
+        let mut ctx = self.contexts.table.lock(idx);
         let r = self
             .selector
             .force_visible(&mut ctx)
@@ -246,28 +247,28 @@ impl Comm {
         drop(ctx);
         BOUND_CTX.with(|b| b.set(None));
         CTX_HAS_WORK.with(|w| w.set(false));
-        self.contexts.unclaim(idx);
+        self.contexts.table.unclaim(idx);
         r
     }
 
     /// Whether threads get transmit contexts of their own.
     pub fn is_bound(&self) -> bool {
-        self.layout.workers_bound
+        self.contexts.layout.workers_bound
     }
 
     /// Contexts for threads that call [`Comm::bind_thread`].
     pub fn thread_contexts(&self) -> usize {
-        self.layout.threads.len()
+        self.contexts.layout.threads.len()
     }
 
     /// The intra-node mapped path of this locale.
     pub fn mapped(&self) -> &Mapped {
-        &self.mapped
+        &self.peers.mapped
     }
 
     /// Where the locales of the job live (co-located ones share the cores).
     pub fn hosts(&self) -> &HostLayout {
-        &self.hosts
+        &self.peers.hosts
     }
 
     /// The address in this process of `len` bytes at `at`, if this locale
@@ -275,13 +276,13 @@ impl Comm {
     /// writes replies into a mapped initiator's done slot with it.
     #[inline]
     pub fn mapped_ptr(&self, at: GlobalAddr, len: usize) -> Option<*mut u8> {
-        self.mapped.translate(at.locale, at.addr, len)
+        self.peers.mapped.translate(at.locale, at.addr, len)
     }
 
     /// How a receive poller (the start-up progress thread, the AM poller)
     /// behaves when idle.
     pub fn idle_policy(&self) -> IdlePolicy {
-        IdlePolicy::new(&self.cfg, &self.prov, &self.mapped)
+        IdlePolicy::new(&self.cfg, &self.prov, &self.peers.mapped)
     }
 
     /// Whether the calling thread owns a transmit context for the run.

@@ -1,6 +1,6 @@
 //! Atomics through the public API: [`AtomicOp`], [`AtomicRef`] and the raw
 //! entry points (ordered, unordered); routing and ordering are comm-ofi's
-//! (`comm_ofi::atomics`).
+//! (`comm_ofi::amo_route`).
 
 use super::*;
 use comm_ofi::AmoRequest;
@@ -248,7 +248,7 @@ impl Runtime {
     /// bytes; returns the old value's bits when the op fetches (else 0).
     pub fn amo_bits(&self, req: &AmoRequest) -> Result<u64> {
         self.check_amo(req)?;
-        // The comm layer owns routing and ordering (comm_ofi::atomics).
+        // The comm layer owns routing and ordering (comm_ofi::amo_route).
         Ok(self
             .comm
             .amo(req)

@@ -1,6 +1,6 @@
-//! Atomics through the AM layer: `Am::amo` (comm-ofi's routing), the AM
-//! half of the CPU route (sending an atomic to its word's owner), and the
-//! owner applying it.
+//! What active messages carry to memory: atomics (`Am::amo`, comm-ofi's
+//! routing; the AM half of the CPU route, sending an atomic to its word's
+//! owner, and the owner applying it) and PUT/GET of unregistered memory.
 
 use super::*;
 
@@ -41,10 +41,7 @@ impl Am {
             }));
         }
         let r = self.call(req.target.locale, h, &[])?;
-        let mut w = [0u8; 8];
-        let k = r.len().min(8);
-        w[..k].copy_from_slice(&r[..k]);
-        Ok(AmoReply::Done(u64::from_le_bytes(w)))
+        Ok(AmoReply::Done(reply_word(&r)))
     }
 
     /// Applies `req`, an atomic on a word of this locale, with CPU atomics
@@ -154,4 +151,13 @@ impl Am {
         self.comm.free(buf)?;
         r.map(|_| ())
     }
+}
+
+/// The old value an atomic's reply carries: its first 8 bytes (fewer:
+/// zero-extended), little-endian.
+pub(super) fn reply_word(reply: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    let k = reply.len().min(8);
+    w[..k].copy_from_slice(&reply[..k]);
+    u64::from_le_bytes(w)
 }

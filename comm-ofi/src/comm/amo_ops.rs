@@ -1,18 +1,18 @@
 //! [`Comm`]'s atomics: every caller goes through [`Comm::amo`], which
 //! validates, settles and forces per the route of the type fixed at start-up
-//! (the routes and their rules: [`crate::atomics`]).
+//! (the routes and their rules: [`crate::amo_route`]).
 
 use super::*;
 use crate::am_seam::{AmoReply, AmoRequest};
 use crate::amo::{AmoForm, AmoOp, AmoType};
-use crate::atomics::{check_aligned, check_op, policy_kind, AmoRoute, Settle};
+use crate::amo_route::{check_aligned, check_op, policy_kind, AmoRoute, Settle};
 use crate::ctx::{FetchInto, NativeAmo, Postponed, RemoteBuf, AMO_BATCH};
 use mcm::Weakening;
 
 impl Comm {
     /// The route of `ty`'s atomics for this run.
     pub fn amo_route(&self, ty: AmoType) -> AmoRoute {
-        self.routes.of(ty)
+        self.amos.routes.of(ty)
     }
 
     /// Whether `(ty, op)` is done natively by the provider (the whole type is).
@@ -238,7 +238,7 @@ impl Comm {
 
     /// A CPU atomic on another locale's word, through the AM layer.
     fn amo_cpu_there(&self, req: &AmoRequest) -> Result<u64> {
-        let Some(am) = self.am_layer.get() else {
+        let Some(am) = self.am.layer.get() else {
             return Err(Error::Unsupported(format!(
                 "{:?} on {:?} is not native on provider {}, and the AM layer that carries \
                  atomics to other locales is not running",
@@ -289,7 +289,7 @@ impl Comm {
         if list.amos.is_empty() {
             return Ok(());
         }
-        let Some(am) = self.am_layer.get() else {
+        let Some(am) = self.am.layer.get() else {
             return Ok(());
         };
         let mut first_err = None;
@@ -319,7 +319,7 @@ impl Comm {
     /// non-blocking atomic left in flight, for tests and diagnostics.
     pub fn pending_amos(&self) -> usize {
         self.bound_index()
-            .map_or(0, |i| self.contexts.lock(i).postponed.len())
+            .map_or(0, |i| self.contexts.table.lock(i).postponed.len())
     }
 
     /// A non-blocking remote atomic (OpenSHMEM's `_nbi` forms): `req` as
@@ -387,7 +387,7 @@ impl Comm {
     /// kind); its token, kept in the thread's context. `None`: it must be
     /// done blocking.
     fn amo_cpu_nbi(&self, req: &AmoRequest, fetches: bool) -> Result<Option<u64>> {
-        let Some(am) = self.am_layer.get() else {
+        let Some(am) = self.am.layer.get() else {
             return Ok(None);
         };
         let bound = self.thread_is_bound() || self.selector.is_weakened(Weakening::PostponeUnbound);
