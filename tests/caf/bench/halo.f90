@@ -4,22 +4,14 @@
 ! first ones into the previous image's, then SYNC ALL. The time per exchange
 ! (4 puts of m real(8) and a sync all). Arguments: exchanges, m.
 program halo
+  use bench_util, only : int_arg, us_per
   use iso_fortran_env, only : int64, real64
   implicit none
   real(real64), allocatable :: a(:, :)[:]
-  integer(int64) :: t0, t1, rate
+  integer(int64) :: t0, t1
   integer :: n, m, i, me, np, nxt, prv
-  character(len=16) :: arg
-  n = 200
-  m = 256
-  if (command_argument_count() >= 1) then
-    call get_command_argument(1, arg)
-    read (arg, *) n
-  end if
-  if (command_argument_count() >= 2) then
-    call get_command_argument(2, arg)
-    read (arg, *) m
-  end if
+  n = int_arg(1, 200)
+  m = int_arg(2, 256)
   me = this_image()
   np = num_images()
   nxt = merge(1, me + 1, me == np)
@@ -27,7 +19,7 @@ program halo
   allocate (a(0:m + 1, 0:m + 1)[*])
   a = me
   sync all
-  call system_clock(t0, rate)
+  call system_clock(t0)
   do i = 1, n
     a(1:m, 0)[nxt] = a(1:m, m)
     a(1:m, m + 1)[prv] = a(1:m, 1)
@@ -38,6 +30,6 @@ program halo
   call system_clock(t1)
   if (any(a(1:m, 0) /= prv) .or. any(a(0, 1:m) /= prv) .or. any(a(1:m, m + 1) /= nxt)) error stop 'halo: wrong halo'
   sync all
-  if (me == 1) print '(a,f10.3,a,i0,a)', 'halo: ', real(t1 - t0, real64) / rate * 1d6 / n, &
+  if (me == 1) print '(a,f10.3,a,i0,a)', 'halo: ', us_per(t0, t1, n), &
     ' us per exchange (4 sections of ', m, ' real(8), 2 strided) + sync all'
 end program

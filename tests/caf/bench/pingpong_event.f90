@@ -2,22 +2,18 @@
 ! and posts its event; image 2 waits, puts them back and posts image 1's
 ! event; the time per one-way trip. Argument: round trips.
 program pingpong_event
+  use bench_util, only : int_arg, us_per
   use iso_fortran_env, only : int64, real64, event_type
   implicit none
   type(event_type) :: ev[*]
-  integer(int64) :: buf[*], t0, t1, rate
+  integer(int64) :: buf[*], t0, t1
   integer :: n, i, me
-  character(len=16) :: arg
-  n = 20000
-  if (command_argument_count() >= 1) then
-    call get_command_argument(1, arg)
-    read (arg, *) n
-  end if
+  n = int_arg(1, 20000)
   me = this_image()
   if (num_images() < 2) error stop 'pingpong_event needs 2 images'
   buf = 0
   sync all
-  call system_clock(t0, rate)
+  call system_clock(t0)
   do i = 1, n
     if (me == 1) then
       buf[2] = i
@@ -32,6 +28,6 @@ program pingpong_event
   end do
   call system_clock(t1)
   sync all
-  if (me == 1) print '(a,f10.3,a)', 'pingpong_event: ', real(t1 - t0, real64) / rate * 1d6 / (2 * n), &
+  if (me == 1) print '(a,f10.3,a)', 'pingpong_event: ', us_per(t0, t1, 2 * n), &
     ' us per one-way 8 B put + event post/wait'
 end program

@@ -2,21 +2,17 @@
 ! with it; image 2 puts them back and syncs; the time per one-way trip (a put
 ! and a sync images pair). Images beyond 2 idle. Argument: round trips.
 program pingpong_put
+  use bench_util, only : int_arg, us_per
   use iso_fortran_env, only : int64, real64
   implicit none
-  integer(int64) :: buf[*], t0, t1, rate
+  integer(int64) :: buf[*], t0, t1
   integer :: n, i, me
-  character(len=16) :: arg
-  n = 20000
-  if (command_argument_count() >= 1) then
-    call get_command_argument(1, arg)
-    read (arg, *) n
-  end if
+  n = int_arg(1, 20000)
   me = this_image()
   if (num_images() < 2) error stop 'pingpong_put needs 2 images'
   buf = 0
   sync all
-  call system_clock(t0, rate)
+  call system_clock(t0)
   do i = 1, n
     if (me == 1) then
       buf[2] = i
@@ -31,6 +27,6 @@ program pingpong_put
   end do
   call system_clock(t1)
   sync all
-  if (me == 1) print '(a,f10.3,a)', 'pingpong_put: ', real(t1 - t0, real64) / rate * 1d6 / (2 * n), &
+  if (me == 1) print '(a,f10.3,a)', 'pingpong_put: ', us_per(t0, t1, 2 * n), &
     ' us per one-way 8 B put + sync images'
 end program
