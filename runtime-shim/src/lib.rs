@@ -31,12 +31,12 @@
 
 mod check;
 mod collective;
+pub mod comm_counts;
 mod config;
-pub mod diag;
-pub mod diagnostics;
 pub mod error;
 pub mod ffi;
 pub mod lock;
+pub mod logging;
 pub mod p2p;
 mod pin;
 pub mod pod;
@@ -58,10 +58,10 @@ pub use amhandler::{fn_id, FnId};
 /// The crate whose `Pod` and `Zeroable` derives make a struct [`Pod`] here.
 pub use bytemuck;
 pub use collective::{BarrierKind, BCAST_INLINE};
+pub use comm_counts::CommCounts;
 pub use comm_ofi::Comm;
 pub use comm_ofi::{AmoOp, AmoRequest, AmoType, GlobalAddr, LocalPath, Locale, Mode};
 pub use config::ShimConfig;
-pub use diagnostics::CommCounts;
 pub use error::{CommError, CommErrorKind, Error, Result};
 pub use lock::{GlobalLock, LockGuard};
 pub use p2p::{AmoHandle, Cmp, SignalOp};

@@ -10,7 +10,7 @@
 //! counts agree with each locale's own, reset zeroes them.
 
 use pgas_tests::{check, e};
-use runtime_shim::diagnostics::CommCounts;
+use runtime_shim::comm_counts::CommCounts;
 use std::process::ExitCode;
 
 type R<T = ()> = Result<T, String>;

@@ -5,7 +5,7 @@
 use super::common::*;
 
 /// `pgas_comm_diags_t`: the counts, with `CommCounts`' `repr(C)` layout.
-pub type PgasCommDiags = crate::diagnostics::CommCounts;
+pub type PgasCommDiags = crate::comm_counts::CommCounts;
 
 /// Starts counting this locale's operations (see `pgas_comm_diags_t`).
 #[no_mangle]

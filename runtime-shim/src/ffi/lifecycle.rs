@@ -74,7 +74,7 @@ pub extern "C" fn pgas_init() -> c_int {
         for (id, name, body) in PENDING.lock().drain(..) {
             b.register_raw(id, &name, c_body(body))?;
         }
-        b.init_logging(crate::diag::LogDefault::Warn).map(|_| ())
+        b.init_logging(crate::logging::LogDefault::Warn).map(|_| ())
     })
 }
 

@@ -182,14 +182,17 @@ impl Builder {
     /// Starts the runtime (collective: every locale calls it once). Returns
     /// the process-wide runtime.
     pub fn init(self) -> Result<&'static Runtime> {
-        self.init_logging(crate::diag::LogDefault::Quiet)
+        self.init_logging(crate::logging::LogDefault::Quiet)
     }
 
     /// [`Builder::init`], installing a log subscriber as `default` says
     /// when neither `PGAS_LOG` nor `RUST_LOG` is set (the C ABI logs
     /// warnings by default).
-    pub(crate) fn init_logging(self, default: crate::diag::LogDefault) -> Result<&'static Runtime> {
-        crate::diag::install_subscriber(default);
+    pub(crate) fn init_logging(
+        self,
+        default: crate::logging::LogDefault,
+    ) -> Result<&'static Runtime> {
+        crate::logging::install_subscriber(default);
         let mut started = INIT.lock();
         if *started {
             return Err(Error::AlreadyInitialized);
@@ -270,7 +273,7 @@ impl Builder {
         // Nobody sends an on-statement before every locale can find its runtime.
         rt.comm.barrier()?;
         tracing::debug!(locale = rt.here(), "{}", rt.describe());
-        crate::diag::print_info(rt);
+        crate::logging::print_info(rt);
         Ok(rt)
     }
 }
