@@ -6,6 +6,7 @@
 //! binaries serve the tests, the README and the study.
 
 pub mod cbuild;
+pub mod cells;
 pub mod expect;
 pub mod litmus;
 /// The C / OpenSHMEM front end of the litmus engine, by its older name.

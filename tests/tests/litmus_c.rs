@@ -13,6 +13,7 @@
 //! writes it to a file). `LITMUS_C_CELLS=<text>` keeps the cells whose
 //! description contains the text.
 
+use pgas_tests::cells::{cell, every_mode, mapped_path, Cell};
 use pgas_tests::litmus_c::{allowed, catalogue, emit_c, parse, Api, CProg, PES};
 use pgas_tests::{build_once, launch, shim_soname_link, target_dir};
 use std::collections::{BTreeMap, BTreeSet};
@@ -106,53 +107,17 @@ fn program(api: Api) -> PathBuf {
     }
 }
 
-/// A job's setting.
-#[derive(Clone, Debug)]
-struct Cell {
-    provider: &'static str,
-    mode: &'static str,
-    env: Vec<(&'static str, &'static str)>,
-    label: &'static str,
-}
-
-fn cell(provider: &'static str, mode: &'static str) -> Cell {
-    Cell {
-        provider,
-        mode,
-        env: vec![],
-        label: "fabric",
-    }
-}
-
-fn describe(c: &Cell) -> String {
-    format!("{} {} {}", c.provider, c.mode, c.label)
-}
-
 /// Every provider x mode it honours on the provider's path, the mapped
 /// path in every mode, mixed hosts, CPU-route atomics, chunked transfers.
 fn cells() -> Vec<Cell> {
-    let mut v = vec![
-        cell("shm", "message-order"),
-        cell("shm", "delivery-complete"),
-        cell("tcp;ofi_rxm", "message-order"),
-        cell("tcp;ofi_rxm", "delivery-complete"),
-        cell("udp;ofi_rxd", "message-order"),
-        cell("udp;ofi_rxd", "delivery-complete"),
-        cell("sockets", "message-order-fence"),
-        cell("sockets", "message-order"),
-        cell("sockets", "delivery-complete"),
-    ];
-    for (p, m) in [
-        ("shm", "message-order"),
-        ("shm", "delivery-complete"),
-        ("sockets", "message-order-fence"),
-    ] {
-        v.push(Cell {
-            env: vec![("PGAS_LOCAL_PATH", "mapped")],
-            label: "mapped path",
-            ..cell(p, m)
-        });
-    }
+    let mut v: Vec<Cell> = every_mode()
+        .into_iter()
+        .map(|c| Cell {
+            label: "fabric",
+            ..c
+        })
+        .collect();
+    v.extend(mapped_path());
     for (p, m) in [
         ("sockets", "message-order"),
         ("tcp;ofi_rxm", "message-order"),
@@ -177,7 +142,7 @@ fn cells() -> Vec<Cell> {
         ..cell("tcp;ofi_rxm", "delivery-complete")
     });
     if let Ok(f) = std::env::var("LITMUS_C_CELLS") {
-        v.retain(|c| describe(c).contains(&f));
+        v.retain(|c| c.text().contains(&f));
     }
     v
 }
@@ -200,13 +165,7 @@ fn run_job(
     iters: u64,
     extra: &[(&str, &str)],
 ) -> (Result<BTreeMap<String, Found>, String>, f64) {
-    let mut env: Vec<(&str, &str)> = vec![
-        ("PGAS_PROVIDER", c.provider),
-        ("PGAS_MCM_MODE", c.mode),
-        ("PGAS_NUM_WORKERS", "1"),
-    ];
-    env.extend(c.env.iter().copied());
-    env.extend(extra.iter().copied());
+    let env = c.job_env("1", extra);
     let it = iters.to_string();
     // One job at a time: 4 PEs on 2 cores already oversubscribe, and two
     // jobs at once (the two tests of this file) made each take minutes.
@@ -226,7 +185,7 @@ fn run_job(
             Err(format!(
                 "{} job in {} failed (exit {:?}):\n{}",
                 api.name(),
-                describe(c),
+                c.text(),
                 run.code,
                 run.stderr
                     .lines()
@@ -307,7 +266,7 @@ fn c_api_litmus_programs_conform_in_every_cell() {
                         failures.push(format!(
                             "{} {}: programs without a reported outcome: {missing:?}",
                             api.name(),
-                            describe(&c)
+                            c.text()
                         ));
                     }
                     let forbidden: u64 = found.values().map(|f| f.forbidden).sum();
@@ -316,7 +275,7 @@ fn c_api_litmus_programs_conform_in_every_cell() {
                             failures.push(format!(
                                 "{} {}: {name}: forbidden {:?}",
                                 api.name(),
-                                describe(&c),
+                                c.text(),
                                 f.bad
                             ));
                         }
@@ -325,7 +284,7 @@ fn c_api_litmus_programs_conform_in_every_cell() {
                         report,
                         "| {} | {} | {} | {} | {} | {} | {:.0} |",
                         api.name(),
-                        describe(&c),
+                        c.text(),
                         found.len(),
                         found.values().map(|f| f.iters).sum::<u64>(),
                         forbidden,

@@ -19,46 +19,19 @@
 //! `LITMUS_GEN_CELLS=<text>` keeps the cells whose "provider mode label"
 //! contains the text.)
 
+use pgas_tests::cells::{cell, every_mode, mapped_path, Cell};
 use pgas_tests::litmus::generated as litmus_gen;
 use pgas_tests::{example, launch};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-/// One job: a provider, a mode, extra environment.
-#[derive(Clone, Debug)]
-struct Cell {
-    provider: &'static str,
-    mode: &'static str,
-    extra: Vec<(&'static str, &'static str)>,
-    label: &'static str,
-}
-
-fn cell(provider: &'static str, mode: &'static str) -> Cell {
-    Cell {
-        provider,
-        mode,
-        extra: Vec::new(),
-        label: "",
-    }
-}
-
 /// Every provider x mode it honours, plus the mapped, CPU-route and unbound cells.
 fn cells() -> Vec<Cell> {
-    let mut v = vec![
-        cell("shm", "message-order"),
-        cell("shm", "delivery-complete"),
-        cell("tcp;ofi_rxm", "message-order"),
-        cell("tcp;ofi_rxm", "delivery-complete"),
-        cell("udp;ofi_rxd", "message-order"),
-        cell("udp;ofi_rxd", "delivery-complete"),
-        cell("sockets", "message-order-fence"),
-        cell("sockets", "message-order"),
-        cell("sockets", "delivery-complete"),
-    ];
+    let mut v = every_mode();
     for (provider, mode) in [("shm", "message-order"), ("sockets", "message-order-fence")] {
         v.push(Cell {
-            extra: vec![("PGAS_AMO_VIA_AM", "1")],
+            env: vec![("PGAS_AMO_VIA_AM", "1")],
             label: "CPU-route atomics",
             ..cell(provider, mode)
         });
@@ -69,19 +42,9 @@ fn cells() -> Vec<Cell> {
     // since issue 37, the static data are mapped (MP-STATIC, FENCE and
     // SIGNAL have static words); "mapped heaps only" keeps the path before
     // it, static data through the provider (`PGAS_LOCAL_PATH=mapped-heap`).
-    for (provider, mode) in [
-        ("shm", "message-order"),
-        ("shm", "delivery-complete"),
-        ("sockets", "message-order-fence"),
-    ] {
-        v.push(Cell {
-            extra: vec![("PGAS_LOCAL_PATH", "mapped")],
-            label: "mapped path",
-            ..cell(provider, mode)
-        });
-    }
+    v.extend(mapped_path());
     v.push(Cell {
-        extra: vec![("PGAS_LOCAL_PATH", "mapped-heap")],
+        env: vec![("PGAS_LOCAL_PATH", "mapped-heap")],
         label: "mapped heaps only",
         ..cell("shm", "message-order")
     });
@@ -92,7 +55,7 @@ fn cells() -> Vec<Cell> {
         v.push(Cell {
             // 2 + 1 handler + 3 workers wanted: 5 leaves the workers three
             // shared contexts.
-            extra: vec![("PGAS_MAX_TX_CONTEXTS", "5")],
+            env: vec![("PGAS_MAX_TX_CONTEXTS", "5")],
             label: "unbound workers",
             ..cell(provider, mode)
         });
@@ -103,7 +66,7 @@ fn cells() -> Vec<Cell> {
     // mode of the provider that spans hosts here.
     for mode in MIXED_MODES {
         v.push(Cell {
-            extra: vec![
+            env: vec![
                 ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
                 ("PGAS_LOCAL_PATH", "mapped"),
             ],
@@ -119,7 +82,7 @@ fn cells() -> Vec<Cell> {
         ("udp;ofi_rxd", "message-order"),
     ] {
         v.push(Cell {
-            extra: vec![
+            env: vec![
                 ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
                 ("PGAS_LOCAL_PATH", "mapped"),
             ],
@@ -130,14 +93,14 @@ fn cells() -> Vec<Cell> {
     // Atomics through AMs on providers that have native ones.
     for mode in ["message-order", "delivery-complete"] {
         v.push(Cell {
-            extra: vec![("PGAS_AMO_VIA_AM", "1")],
+            env: vec![("PGAS_AMO_VIA_AM", "1")],
             label: "CPU-route atomics",
             ..cell("tcp;ofi_rxm", mode)
         });
     }
     // One worker: a waiting task runs the others (help-while-waiting), so
     // task ends happen inside another task's settle (the NESTED family).
-    for (provider, extra) in [
+    for (provider, env) in [
         (
             "tcp;ofi_rxm",
             vec![("PGAS_NUM_WORKERS", "1"), ("PGAS_AMO_VIA_AM", "1")],
@@ -145,7 +108,7 @@ fn cells() -> Vec<Cell> {
         ("udp;ofi_rxd", vec![("PGAS_NUM_WORKERS", "1")]),
     ] {
         v.push(Cell {
-            extra,
+            env,
             label: "one worker",
             ..cell(provider, "message-order")
         });
@@ -153,12 +116,12 @@ fn cells() -> Vec<Cell> {
     // The AM layer's other shapes: two handler threads (non-fetching AMOs
     // via AM are then not postponed), 'done' by PUT.
     v.push(Cell {
-        extra: vec![("PGAS_AM_HANDLERS", "2"), ("PGAS_AMO_VIA_AM", "1")],
+        env: vec![("PGAS_AM_HANDLERS", "2"), ("PGAS_AMO_VIA_AM", "1")],
         label: "2 AM handlers",
         ..cell("tcp;ofi_rxm", "message-order")
     });
     v.push(Cell {
-        extra: vec![("PGAS_AM_DONE", "put"), ("PGAS_AMO_VIA_AM", "1")],
+        env: vec![("PGAS_AM_DONE", "put"), ("PGAS_AMO_VIA_AM", "1")],
         label: "done by PUT",
         ..cell("shm", "message-order")
     });
@@ -168,7 +131,7 @@ fn cells() -> Vec<Cell> {
         ("shm", "delivery-complete"),
     ] {
         v.push(Cell {
-            extra: vec![("PGAS_MAX_MSG_SIZE", "4096")],
+            env: vec![("PGAS_MAX_MSG_SIZE", "4096")],
             label: "chunked transfers",
             ..cell(provider, mode)
         });
@@ -217,12 +180,7 @@ fn run_job(
     extra: &[(&str, &str)],
     timeout: Duration,
 ) -> JobOut {
-    let mut env: Vec<(&str, &str)> = vec![("PGAS_PROVIDER", c.provider), ("PGAS_MCM_MODE", c.mode)];
-    if !c.extra.iter().any(|(k, _)| *k == "PGAS_NUM_WORKERS") {
-        env.push(("PGAS_NUM_WORKERS", "3"));
-    }
-    env.extend(c.extra.iter().copied());
-    env.extend(extra.iter().copied());
+    let env = c.job_env("3", extra);
     let rounds_s = rounds.to_string();
     let t0 = Instant::now();
     let run = launch(
@@ -294,10 +252,7 @@ fn generated_programs_conform_through_the_public_api() {
     let only = std::env::var("LITMUS_GEN_CELLS").ok();
     let chosen: Vec<Cell> = cells()
         .into_iter()
-        .filter(|c| {
-            only.as_deref()
-                .is_none_or(|t| format!("{} {} {}", c.provider, c.mode, c.label).contains(t))
-        })
+        .filter(|c| only.as_deref().is_none_or(|t| c.text().contains(t)))
         .collect();
     assert!(
         !chosen.is_empty(),
@@ -423,7 +378,7 @@ struct Control {
 fn controls(full: bool) -> Vec<Control> {
     let k = if full { 10 } else { 1 };
     let unbound = |c: Cell| Cell {
-        extra: vec![("PGAS_MAX_TX_CONTEXTS", "5")],
+        env: vec![("PGAS_MAX_TX_CONTEXTS", "5")],
         label: "unbound workers",
         ..c
     };
@@ -496,7 +451,7 @@ fn controls(full: bool) -> Vec<Control> {
         Control {
             weakening: "work-flag-before-post",
             cell: Cell {
-                extra: vec![("PGAS_NUM_WORKERS", "1"), ("PGAS_AMO_VIA_AM", "1")],
+                env: vec![("PGAS_NUM_WORKERS", "1"), ("PGAS_AMO_VIA_AM", "1")],
                 label: "one worker",
                 ..cell("tcp;ofi_rxm", "message-order")
             },
@@ -509,7 +464,7 @@ fn controls(full: bool) -> Vec<Control> {
         Control {
             weakening: "p2p-read-no-force",
             cell: Cell {
-                extra: vec![("PGAS_AMO_VIA_AM", "1")],
+                env: vec![("PGAS_AMO_VIA_AM", "1")],
                 label: "CPU-route atomics",
                 ..cell("tcp;ofi_rxm", "message-order")
             },
@@ -524,7 +479,7 @@ fn controls(full: bool) -> Vec<Control> {
         Control {
             weakening: "mapped-unordered",
             cell: Cell {
-                extra: vec![
+                env: vec![
                     ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
                     ("PGAS_LOCAL_PATH", "mapped-heap"),
                 ],
@@ -543,7 +498,7 @@ fn controls(full: bool) -> Vec<Control> {
         Control {
             weakening: "mapped-statics-private",
             cell: Cell {
-                extra: vec![("PGAS_LOCAL_PATH", "mapped")],
+                env: vec![("PGAS_LOCAL_PATH", "mapped")],
                 label: "mapped path",
                 ..cell("shm", "message-order")
             },

@@ -1,0 +1,104 @@
+//! The provider x mode matrix the litmus suites run their jobs in
+//! (`tests/tests/litmus_gen.rs`, `tests/tests/litmus_c.rs`): a job's
+//! setting, and the cells both start from.
+
+/// One job's setting: a provider, an MCM mode, extra environment and a
+/// label naming what that environment changes.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    pub provider: &'static str,
+    pub mode: &'static str,
+    pub env: Vec<(&'static str, &'static str)>,
+    pub label: &'static str,
+}
+
+/// The cell of `provider` in `mode`, no extra environment, no label.
+pub fn cell(provider: &'static str, mode: &'static str) -> Cell {
+    Cell {
+        provider,
+        mode,
+        env: Vec::new(),
+        label: "",
+    }
+}
+
+impl Cell {
+    /// "provider mode label": what the suites' cell filters match.
+    pub fn text(&self) -> String {
+        format!("{} {} {}", self.provider, self.mode, self.label)
+    }
+
+    /// The job's environment: the provider, the mode,
+    /// `PGAS_NUM_WORKERS=workers` unless the cell sets it, the cell's
+    /// environment, then `extra`.
+    pub fn job_env<'a>(
+        &self,
+        workers: &'a str,
+        extra: &[(&'a str, &'a str)],
+    ) -> Vec<(&'a str, &'a str)> {
+        let mut env = vec![
+            ("PGAS_PROVIDER", self.provider),
+            ("PGAS_MCM_MODE", self.mode),
+        ];
+        if !self.env.iter().any(|(k, _)| *k == "PGAS_NUM_WORKERS") {
+            env.push(("PGAS_NUM_WORKERS", workers));
+        }
+        env.extend(self.env.iter().copied());
+        env.extend(extra.iter().copied());
+        env
+    }
+}
+
+/// Every provider in every MCM mode it honours on its own path.
+pub fn every_mode() -> Vec<Cell> {
+    vec![
+        cell("shm", "message-order"),
+        cell("shm", "delivery-complete"),
+        cell("tcp;ofi_rxm", "message-order"),
+        cell("tcp;ofi_rxm", "delivery-complete"),
+        cell("udp;ofi_rxd", "message-order"),
+        cell("udp;ofi_rxd", "delivery-complete"),
+        cell("sockets", "message-order-fence"),
+        cell("sockets", "message-order"),
+        cell("sockets", "delivery-complete"),
+    ]
+}
+
+/// The intra-node mapped path (`PGAS_LOCAL_PATH=mapped`), every mode once.
+pub fn mapped_path() -> Vec<Cell> {
+    [
+        ("shm", "message-order"),
+        ("shm", "delivery-complete"),
+        ("sockets", "message-order-fence"),
+    ]
+    .into_iter()
+    .map(|(provider, mode)| Cell {
+        env: vec![("PGAS_LOCAL_PATH", "mapped")],
+        label: "mapped path",
+        ..cell(provider, mode)
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_setting_the_workers_keeps_its_own() {
+        let one = Cell {
+            env: vec![("PGAS_NUM_WORKERS", "1")],
+            ..cell("shm", "message-order")
+        };
+        let env = one.job_env("3", &[("X", "y")]);
+        let workers: Vec<_> = env
+            .iter()
+            .filter(|(k, _)| *k == "PGAS_NUM_WORKERS")
+            .collect();
+        assert_eq!(workers, [&("PGAS_NUM_WORKERS", "1")]);
+        assert_eq!(env.last(), Some(&("X", "y")));
+        let plain = cell("shm", "message-order").job_env("3", &[]);
+        assert!(plain.contains(&("PGAS_NUM_WORKERS", "3")));
+        assert_eq!(plain[0], ("PGAS_PROVIDER", "shm"));
+    }
+}
