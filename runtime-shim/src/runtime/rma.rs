@@ -17,93 +17,79 @@ impl<P: Pending + ?Sized> Pending for &mut P {
     }
 }
 
-/// A non-blocking PUT in flight. It owns its source buffer and hands it back
-/// from [`NbPut::wait`]; dropping it waits. Leaking it (`mem::forget`) leaks
-/// the buffer too, so the network never reads freed memory: the API is safe.
-/// Not `Send`: it belongs to the creating thread's transmit context.
-///
-/// ```compile_fail,E0277
-/// fn needs_send<T: Send>() {}
-/// needs_send::<runtime_shim::NbPut<'static, u64>>();
-/// ```
-#[must_use = "a non-blocking PUT is only known complete once waited for"]
-pub struct NbPut<'a, T: Pod> {
-    // Field order is drop order: the handle waits before the buffer goes.
-    handle: comm_ofi::NbHandle<'a>,
-    buf: Vec<T>,
+/// The non-blocking handles that own their buffer ([`NbPut`], [`NbGet`]):
+/// the same fields, drop order, `test`, `wait` and [`Pending`]; only the
+/// documentation differs.
+macro_rules! owned_nb {
+    ($(#[$attr:meta])* $name:ident, test: $test_doc:literal, wait: $wait_doc:literal) => {
+        $(#[$attr])*
+        pub struct $name<'a, T: Pod> {
+            // Field order is drop order: the handle waits before the buffer goes.
+            handle: comm_ofi::NbHandle<'a>,
+            buf: Vec<T>,
+        }
+
+        impl<T: Pod> std::fmt::Debug for $name<'_, T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("handle", &self.handle)
+                    .field("len", &self.buf.len())
+                    .finish()
+            }
+        }
+
+        impl<T: Pod> $name<'_, T> {
+            #[doc = $test_doc]
+            pub fn test(&mut self) -> Result<bool> {
+                Ok(self.handle.test()?)
+            }
+
+            #[doc = $wait_doc]
+            pub fn wait(self) -> Result<Vec<T>> {
+                let $name { handle, buf } = self;
+                handle.wait()?;
+                Ok(buf)
+            }
+        }
+
+        impl<T: Pod> Pending for $name<'_, T> {
+            fn test(&mut self) -> Result<bool> {
+                $name::test(self)
+            }
+        }
+    };
 }
 
-impl<T: Pod> std::fmt::Debug for NbPut<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NbPut")
-            .field("handle", &self.handle)
-            .field("len", &self.buf.len())
-            .finish()
-    }
-}
+owned_nb!(
+    /// A non-blocking PUT in flight. It owns its source buffer and hands it back
+    /// from [`NbPut::wait`]; dropping it waits. Leaking it (`mem::forget`) leaks
+    /// the buffer too, so the network never reads freed memory: the API is safe.
+    /// Not `Send`: it belongs to the creating thread's transmit context.
+    ///
+    /// ```compile_fail,E0277
+    /// fn needs_send<T: Send>() {}
+    /// needs_send::<runtime_shim::NbPut<'static, u64>>();
+    /// ```
+    #[must_use = "a non-blocking PUT is only known complete once waited for"]
+    NbPut,
+    test: "Whether the PUT has completed (its source may be reused).",
+    wait: "Waits for the PUT and returns its source buffer."
+);
 
-impl<T: Pod> NbPut<'_, T> {
-    /// Whether the PUT has completed (its source may be reused).
-    pub fn test(&mut self) -> Result<bool> {
-        Ok(self.handle.test()?)
-    }
-
-    /// Waits for the PUT and returns its source buffer.
-    pub fn wait(self) -> Result<Vec<T>> {
-        let NbPut { handle, buf } = self;
-        handle.wait()?;
-        Ok(buf)
-    }
-}
-
-impl<T: Pod> Pending for NbPut<'_, T> {
-    fn test(&mut self) -> Result<bool> {
-        NbPut::test(self)
-    }
-}
-
-/// A non-blocking GET in flight, owning its destination buffer, which
-/// [`NbGet::wait`] returns filled. Dropping it waits; leaking it leaks the
-/// buffer (safe). Not `Send`, like [`NbPut`].
-///
-/// ```compile_fail,E0277
-/// fn needs_send<T: Send>() {}
-/// needs_send::<runtime_shim::NbGet<'static, u8>>();
-/// ```
-#[must_use = "the data of a non-blocking GET is only there once waited for"]
-pub struct NbGet<'a, T: Pod> {
-    handle: comm_ofi::NbHandle<'a>,
-    buf: Vec<T>,
-}
-
-impl<T: Pod> std::fmt::Debug for NbGet<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NbGet")
-            .field("handle", &self.handle)
-            .field("len", &self.buf.len())
-            .finish()
-    }
-}
-
-impl<T: Pod> NbGet<'_, T> {
-    /// Whether the GET has completed.
-    pub fn test(&mut self) -> Result<bool> {
-        Ok(self.handle.test()?)
-    }
-
-    /// Waits for the GET and returns the filled buffer.
-    pub fn wait(self) -> Result<Vec<T>> {
-        let NbGet { handle, buf } = self;
-        handle.wait()?;
-        Ok(buf)
-    }
-}
-
-impl<T: Pod> Pending for NbGet<'_, T> {
-    fn test(&mut self) -> Result<bool> {
-        NbGet::test(self)
-    }
-}
+owned_nb!(
+    /// A non-blocking GET in flight, owning its destination buffer, which
+    /// [`NbGet::wait`] returns filled. Dropping it waits; leaking it leaks the
+    /// buffer (safe). Not `Send`, like [`NbPut`].
+    ///
+    /// ```compile_fail,E0277
+    /// fn needs_send<T: Send>() {}
+    /// needs_send::<runtime_shim::NbGet<'static, u8>>();
+    /// ```
+    #[must_use = "the data of a non-blocking GET is only there once waited for"]
+    NbGet,
+    test: "Whether the GET has completed.",
+    wait: "Waits for the GET and returns the filled buffer."
+);
 
 /// The C ABI's handle: a non-blocking operation on a buffer the C caller
 /// owns (the header states the contract a leak would break).
