@@ -80,6 +80,19 @@ pub fn mapped_path() -> Vec<Cell> {
     .collect()
 }
 
+/// Two simulated hosts, a,b,a,b, on the mapped path: L0 and L2 map each
+/// other, as do L1 and L3; every other pair takes the provider.
+pub fn mixed_hosts(provider: &'static str, mode: &'static str) -> Cell {
+    Cell {
+        env: vec![
+            ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
+            ("PGAS_LOCAL_PATH", "mapped"),
+        ],
+        label: "mixed hosts",
+        ..cell(provider, mode)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

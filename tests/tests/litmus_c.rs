@@ -13,7 +13,7 @@
 //! writes it to a file). `LITMUS_C_CELLS=<text>` keeps the cells whose
 //! description contains the text.
 
-use pgas_tests::cells::{cell, every_mode, mapped_path, Cell};
+use pgas_tests::cells::{cell, every_mode, mapped_path, mixed_hosts, Cell};
 use pgas_tests::litmus_c::{allowed, catalogue, emit_c, parse, Api, CProg, PES};
 use pgas_tests::{build_once, launch, shim_soname_link, target_dir};
 use std::collections::{BTreeMap, BTreeSet};
@@ -122,14 +122,7 @@ fn cells() -> Vec<Cell> {
         ("sockets", "message-order"),
         ("tcp;ofi_rxm", "message-order"),
     ] {
-        v.push(Cell {
-            env: vec![
-                ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
-                ("PGAS_LOCAL_PATH", "mapped"),
-            ],
-            label: "mixed hosts",
-            ..cell(p, m)
-        });
+        v.push(mixed_hosts(p, m));
     }
     v.push(Cell {
         env: vec![("PGAS_AMO_VIA_AM", "1")],

@@ -19,7 +19,7 @@
 //! `LITMUS_GEN_CELLS=<text>` keeps the cells whose "provider mode label"
 //! contains the text.)
 
-use pgas_tests::cells::{cell, every_mode, mapped_path, Cell};
+use pgas_tests::cells::{cell, every_mode, mapped_path, mixed_hosts, Cell};
 use pgas_tests::litmus::generated as litmus_gen;
 use pgas_tests::{example, launch};
 use std::collections::BTreeMap;
@@ -64,31 +64,16 @@ fn cells() -> Vec<Cell> {
     // L3; every other pair takes the provider. Atomics are CPU atomics
     // job-wide (mapped words by the CPU, the others through AMs). Every
     // mode of the provider that spans hosts here.
-    for mode in MIXED_MODES {
-        v.push(Cell {
-            env: vec![
-                ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
-                ("PGAS_LOCAL_PATH", "mapped"),
-            ],
-            label: "mixed hosts",
-            ..cell(MIXED_PROVIDER, mode)
-        });
-    }
-    // The same two hosts over tcp and udp (multi-host jobs ask for
+    // The same two hosts over tcp and udp too (multi-host jobs ask for
     // FI_REMOTE_COMM since issue 24; only sockets could span hosts before).
-    for (provider, mode) in [
+    let others = [
         ("tcp;ofi_rxm", "message-order"),
         ("tcp;ofi_rxm", "delivery-complete"),
         ("udp;ofi_rxd", "message-order"),
-    ] {
-        v.push(Cell {
-            env: vec![
-                ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
-                ("PGAS_LOCAL_PATH", "mapped"),
-            ],
-            label: "mixed hosts",
-            ..cell(provider, mode)
-        });
+    ];
+    let sockets = MIXED_MODES.map(|mode| (MIXED_PROVIDER, mode));
+    for (provider, mode) in sockets.into_iter().chain(others) {
+        v.push(mixed_hosts(provider, mode));
     }
     // Atomics through AMs on providers that have native ones.
     for mode in ["message-order", "delivery-complete"] {
