@@ -210,6 +210,27 @@ impl Runtime {
         found.expect("wait_until returned, so check found one")
     }
 
+    /// The plan of a strided transfer (`what`) of `T`s with `remote` on the
+    /// far side, its remote extent checked live; `None` when there is
+    /// nothing to move.
+    fn strided_plan<T: Pod>(
+        &self,
+        what: &'static str,
+        remote: GlobalAddr,
+        count: &[usize],
+        local_strides: &[usize],
+        remote_strides: &[usize],
+        local_len: usize,
+    ) -> Result<Option<Plan>> {
+        self.check_open()?;
+        let elem = std::mem::size_of::<T>();
+        let Some(plan) = Plan::new(elem, count, local_strides, remote_strides, local_len)? else {
+            return Ok(None);
+        };
+        self.check_live(what, remote, plan.remote_extent as usize)?;
+        Ok(Some(plan))
+    }
+
     /// Strided PUT: `count[0]` contiguous elements per chunk, `count[i]`
     /// repetitions at level i, strides in elements on each side (see
     /// [`crate::strided`]). Chunks are PUT non-blocking, a window at a time.
@@ -221,10 +242,9 @@ impl Runtime {
         src_strides: &[usize],
         count: &[usize],
     ) -> Result<()> {
-        self.check_open()?;
-        let elem = std::mem::size_of::<T>();
-        let Some(plan) = Plan::new(
-            elem,
+        let Some(plan) = self.strided_plan::<T>(
+            "strided PUT",
+            dst.global_addr(),
             count,
             src_strides,
             dst_strides,
@@ -233,11 +253,6 @@ impl Runtime {
         else {
             return Ok(());
         };
-        self.check_live(
-            "strided PUT",
-            dst.global_addr(),
-            plan.remote_extent as usize,
-        )?;
         let bytes = as_bytes(src);
         let mut window = VecDeque::with_capacity(STRIDED_WINDOW);
         for (l, r) in plan.offsets() {
@@ -267,10 +282,9 @@ impl Runtime {
         src_strides: &[usize],
         count: &[usize],
     ) -> Result<()> {
-        self.check_open()?;
-        let elem = std::mem::size_of::<T>();
-        let Some(plan) = Plan::new(
-            elem,
+        let Some(plan) = self.strided_plan::<T>(
+            "strided GET",
+            src.global_addr(),
             count,
             dst_strides,
             src_strides,
@@ -279,11 +293,6 @@ impl Runtime {
         else {
             return Ok(());
         };
-        self.check_live(
-            "strided GET",
-            src.global_addr(),
-            plan.remote_extent as usize,
-        )?;
         let total = plan
             .chunk
             .checked_mul(plan.chunks)
