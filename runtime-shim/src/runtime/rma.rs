@@ -17,18 +17,40 @@ impl<P: Pending + ?Sized> Pending for &mut P {
     }
 }
 
-/// The non-blocking handles that own their buffer ([`NbPut`], [`NbGet`]):
-/// the same fields, drop order, `test`, `wait` and [`Pending`]; only the
-/// documentation differs.
-macro_rules! owned_nb {
-    ($(#[$attr:meta])* $name:ident, test: $test_doc:literal, wait: $wait_doc:literal) => {
-        $(#[$attr])*
-        pub struct $name<'a, T: Pod> {
-            // Field order is drop order: the handle waits before the buffer goes.
-            handle: comm_ofi::NbHandle<'a>,
-            buf: Vec<T>,
-        }
+/// A non-blocking PUT in flight. It owns its source buffer and hands it back
+/// from [`NbPut::wait`]; dropping it waits. Leaking it (`mem::forget`) leaks
+/// the buffer too, so the network never reads freed memory: the API is safe.
+/// Not `Send`: it belongs to the creating thread's transmit context.
+///
+/// ```compile_fail,E0277
+/// fn needs_send<T: Send>() {}
+/// needs_send::<runtime_shim::NbPut<'static, u64>>();
+/// ```
+#[must_use = "a non-blocking PUT is only known complete once waited for"]
+pub struct NbPut<'a, T: Pod> {
+    // Field order is drop order: the handle waits before the buffer goes.
+    handle: comm_ofi::NbHandle<'a>,
+    buf: Vec<T>,
+}
 
+/// A non-blocking GET in flight, owning its destination buffer, which
+/// [`NbGet::wait`] returns filled. Dropping it waits; leaking it leaks the
+/// buffer (safe). Not `Send`, like [`NbPut`].
+///
+/// ```compile_fail,E0277
+/// fn needs_send<T: Send>() {}
+/// needs_send::<runtime_shim::NbGet<'static, u8>>();
+/// ```
+#[must_use = "the data of a non-blocking GET is only there once waited for"]
+pub struct NbGet<'a, T: Pod> {
+    handle: comm_ofi::NbHandle<'a>,
+    buf: Vec<T>,
+}
+
+/// What the handles that own their buffer ([`NbPut`], [`NbGet`]) do alike:
+/// `Debug`, `test`, `wait` and [`Pending`]; only the documentation differs.
+macro_rules! owned_nb {
+    ($name:ident, test: $test_doc:literal, wait: $wait_doc:literal) => {
         impl<T: Pod> std::fmt::Debug for $name<'_, T> {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.debug_struct(stringify!($name))
@@ -61,31 +83,11 @@ macro_rules! owned_nb {
 }
 
 owned_nb!(
-    /// A non-blocking PUT in flight. It owns its source buffer and hands it back
-    /// from [`NbPut::wait`]; dropping it waits. Leaking it (`mem::forget`) leaks
-    /// the buffer too, so the network never reads freed memory: the API is safe.
-    /// Not `Send`: it belongs to the creating thread's transmit context.
-    ///
-    /// ```compile_fail,E0277
-    /// fn needs_send<T: Send>() {}
-    /// needs_send::<runtime_shim::NbPut<'static, u64>>();
-    /// ```
-    #[must_use = "a non-blocking PUT is only known complete once waited for"]
     NbPut,
     test: "Whether the PUT has completed (its source may be reused).",
     wait: "Waits for the PUT and returns its source buffer."
 );
-
 owned_nb!(
-    /// A non-blocking GET in flight, owning its destination buffer, which
-    /// [`NbGet::wait`] returns filled. Dropping it waits; leaking it leaks the
-    /// buffer (safe). Not `Send`, like [`NbPut`].
-    ///
-    /// ```compile_fail,E0277
-    /// fn needs_send<T: Send>() {}
-    /// needs_send::<runtime_shim::NbGet<'static, u8>>();
-    /// ```
-    #[must_use = "the data of a non-blocking GET is only there once waited for"]
     NbGet,
     test: "Whether the GET has completed.",
     wait: "Waits for the GET and returns the filled buffer."
