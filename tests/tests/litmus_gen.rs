@@ -17,7 +17,11 @@
 //! ```
 //! (`scripts/litmus-full` runs it and the hand-written suite's full run;
 //! `LITMUS_GEN_CELLS=<text>` keeps the cells whose "provider mode label"
-//! contains the text.)
+//! contains the text; `LITMUS_GEN_FIRST_CELL=<k>` starts at the k-th of
+//! them, counted from 0, to go on with a run that was stopped.) With a
+//! report path, each cell's row is also appended to `<report>.progress` as
+//! soon as the cell ends, so a long run that is stopped keeps what it
+//! measured.
 
 use pgas_tests::cells::{cell, every_mode, mapped_path, mixed_hosts, Cell};
 use pgas_tests::litmus::generated as litmus_gen;
@@ -224,6 +228,26 @@ fn family_sizes() -> BTreeMap<&'static str, usize> {
     m
 }
 
+/// One cell's row of the report: iterations / forbidden / gaps per family,
+/// then the totals and the time.
+fn table_row(fams: &[&str], c: &Cell, o: &JobOut) -> String {
+    let cols: Vec<String> = fams
+        .iter()
+        .map(|f| match o.families.get(*f) {
+            Some((_, it, forb, gaps)) => format!("{it} / {forb} / {gaps}"),
+            None => "not run".into(),
+        })
+        .collect();
+    format!(
+        "| {} | {} | {} | {} | {:.0} s |",
+        describe(c),
+        cols.join(" | "),
+        o.iterations(),
+        o.forbidden(),
+        o.secs
+    )
+}
+
 #[test]
 fn generated_programs_conform_through_the_public_api() {
     let full = std::env::var("LITMUS_GEN_FULL").is_ok_and(|v| v == "1");
@@ -243,7 +267,24 @@ fn generated_programs_conform_through_the_public_api() {
         !chosen.is_empty(),
         "LITMUS_GEN_CELLS={only:?} names no cell"
     );
-    for c in chosen {
+    let first = match std::env::var("LITMUS_GEN_FIRST_CELL") {
+        Err(_) => 0,
+        Ok(v) => v
+            .parse::<usize>()
+            .ok()
+            .filter(|k| *k < chosen.len())
+            .unwrap_or_else(|| {
+                panic!(
+                    "LITMUS_GEN_FIRST_CELL={v:?}: expected a cell number from 0 to {}",
+                    chosen.len() - 1
+                )
+            }),
+    };
+    let fams: Vec<&str> = sizes.keys().copied().collect();
+    let progress = std::env::var("LITMUS_GEN_REPORT")
+        .ok()
+        .map(|p| format!("{p}.progress"));
+    for (k, c) in chosen.into_iter().enumerate().skip(first) {
         let slow = c.provider == "sockets";
         // CI: a few rounds over every program. Full: per family, enough
         // rounds for 10^4 iterations (2,000 on sockets).
@@ -295,10 +336,19 @@ fn generated_programs_conform_through_the_public_api() {
                 sizes.len()
             ));
         }
+        if let Some(path) = &progress {
+            use std::io::Write as _;
+            let line = format!("cell {k}: {}\n", table_row(&fams, &c, &merged));
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .and_then(|mut f| f.write_all(line.as_bytes()))
+                .unwrap_or_else(|e| panic!("appending to {path}: {e}"));
+        }
         rows.push((c, merged));
     }
     // Table: one row per cell, iterations / forbidden / gaps per family.
-    let fams: Vec<&str> = sizes.keys().copied().collect();
     let _ = writeln!(
         report,
         "| cell | {} | total iterations | forbidden | time |",
@@ -306,22 +356,7 @@ fn generated_programs_conform_through_the_public_api() {
     );
     let _ = writeln!(report, "|---|{}---|---|---|", "---|".repeat(fams.len()));
     for (c, o) in &rows {
-        let cols: Vec<String> = fams
-            .iter()
-            .map(|f| match o.families.get(*f) {
-                Some((_, it, forb, gaps)) => format!("{it} / {forb} / {gaps}"),
-                None => "not run".into(),
-            })
-            .collect();
-        let _ = writeln!(
-            report,
-            "| {} | {} | {} | {} | {:.0} s |",
-            describe(c),
-            cols.join(" | "),
-            o.iterations(),
-            o.forbidden(),
-            o.secs
-        );
+        let _ = writeln!(report, "{}", table_row(&fams, c, o));
     }
     if let Ok(path) = std::env::var("LITMUS_GEN_REPORT") {
         let head = format!(
