@@ -21,15 +21,29 @@
 //! Failures: a mismatched collective fails on every locale (every later one
 //! too: the job cannot be in step any more); a locale whose connection closes
 //! while others wait for it fails their collective naming it; locale 0 gone
-//! fails every later collective naming locale 0. Deaths themselves are the
-//! launcher's to handle, as before.
+//! fails every later collective naming locale 0.
+//!
+//! Liveness (issue 39): the connections stay open for the whole run, so they
+//! also tell when a locale's process ended. A locale that started its comm
+//! layer sends `Guard` (and `Finalized` after its finalize barrier); when the
+//! connection of a guarded locale closes before its `Finalized`, the service
+//! calls its [`OnLost`] (the PMIx backend aborts the job naming that
+//! locale), and when a locale's connection to the service closes before
+//! locale 0 said `Finalized` (forwarded to every locale), its client calls
+//! [`OnLost`] naming locale 0. So a locale that dies ends the job with a
+//! message naming it even when the launcher does not notice (a launcher
+//! that missed the death, a wrapper process that outlives the locale): the
+//! survivors would otherwise wait for it forever without
+//! `PGAS_PEER_TIMEOUT`.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use crate::collective::{Collectives, Completed};
 use crate::error::OobError;
@@ -144,6 +158,11 @@ fn random_token() -> u64 {
     h.finish()
 }
 
+/// Called when a locale is lost: its rank and what was seen. The PMIx
+/// backend aborts the job naming it (unless this locale is not guarded,
+/// already finalized or aborting).
+pub(crate) type OnLost = Arc<dyn Fn(usize, String) + Send + Sync>;
+
 enum Event {
     Joined(usize, TcpStream),
     Frame(usize, Msg),
@@ -153,7 +172,7 @@ enum Event {
 /// Starts the service for a job of `size` locales in this process (locale
 /// `host_rank`, answered last so that it cannot exit before the others have
 /// their answers); returns what to advertise.
-pub(crate) fn start(size: usize, host_rank: usize) -> Result<HubAd, OobError> {
+pub(crate) fn start(size: usize, host_rank: usize, on_lost: OnLost) -> Result<HubAd, OobError> {
     let fail = |what: &str, e: std::io::Error| {
         OobError::ConnectionLost(format!("starting the collective service: {what}: {e}"))
     };
@@ -183,7 +202,7 @@ pub(crate) fn start(size: usize, host_rank: usize) -> Result<HubAd, OobError> {
     )?;
     spawn(
         "pgas-oob-hub",
-        Box::new(move || engine(size, host_rank, rx)),
+        Box::new(move || engine(size, host_rank, rx, on_lost)),
     )?;
     tracing::debug!(port, addrs = ?ad.addrs, "collective service started");
     Ok(ad)
@@ -262,6 +281,9 @@ struct Engine {
     coll: Collectives,
     writers: Vec<Option<TcpStream>>,
     closed: Vec<bool>,
+    /// Sent `Guard` (its comm layer started) / `Finalized`.
+    guarded: Vec<bool>,
+    finalized: Vec<bool>,
     /// Once set, every collective fails with it (the job is out of step).
     poisoned: Option<(Option<u32>, String)>,
     host_rank: usize,
@@ -351,11 +373,13 @@ impl Engine {
     }
 }
 
-fn engine(size: usize, host_rank: usize, rx: mpsc::Receiver<Event>) {
+fn engine(size: usize, host_rank: usize, rx: mpsc::Receiver<Event>, on_lost: OnLost) {
     let mut e = Engine {
         coll: Collectives::new(size),
         writers: (0..size).map(|_| None).collect(),
         closed: vec![false; size],
+        guarded: vec![false; size],
+        finalized: vec![false; size],
         poisoned: None,
         host_rank,
     };
@@ -371,6 +395,17 @@ fn engine(size: usize, host_rank: usize, rx: mpsc::Receiver<Event>) {
                     data,
                 },
             ) => e.contribute(rank, seq, op, root, data),
+            Event::Frame(rank, Msg::Guard) => e.guarded[rank] = true,
+            Event::Frame(rank, Msg::Finalized) => {
+                e.finalized[rank] = true;
+                if rank == host_rank {
+                    // Every locale passed the finalize barrier: the service
+                    // closing with this process is no loss. Its own locale
+                    // hears it last, and only then exits.
+                    let all: Vec<usize> = (0..size).collect();
+                    e.send_all(&all, |_| Msg::Finalized);
+                }
+            }
             Event::Frame(rank, other) => {
                 tracing::warn!(
                     rank,
@@ -382,20 +417,37 @@ fn engine(size: usize, host_rank: usize, rx: mpsc::Receiver<Event>) {
                 e.closed[rank] = true;
                 e.writers[rank] = None;
                 e.check_missing();
+                if e.guarded[rank] && !e.finalized[rank] && rank != host_rank {
+                    on_lost(
+                        rank,
+                        "its connection to the collective service closed before it \
+                         finalized (its process ended or was killed)"
+                            .into(),
+                    );
+                }
             }
         }
     }
 }
 
-/// A locale's connection to locale 0's service.
+/// A locale's connection to locale 0's service. A reader thread owns the
+/// read side for the whole run: it hands the answers to the waiting
+/// collective and calls [`OnLost`] when the connection closes before
+/// locale 0 finalized.
 pub(crate) struct HubClient {
-    stream: TcpStream,
+    writer: Arc<Mutex<TcpStream>>,
+    replies: mpsc::Receiver<Result<Msg, String>>,
 }
 
 impl HubClient {
     /// Connects to the advertised service as `rank` of a job of `size`
     /// (locale 0 tries loopback first, the others in advertised order).
-    pub(crate) fn connect(ad: &HubAd, rank: usize, size: usize) -> Result<HubClient, OobError> {
+    pub(crate) fn connect(
+        ad: &HubAd,
+        rank: usize,
+        size: usize,
+        on_lost: OnLost,
+    ) -> Result<HubClient, OobError> {
         let mut addrs = ad.addrs.clone();
         if rank == 0 {
             addrs.sort_by_key(|ip| !ip.is_loopback());
@@ -409,7 +461,7 @@ impl HubClient {
                 match Self::try_one(sa, ad.token, rank, size) {
                     Ok(s) => {
                         tracing::debug!(rank, addr = %sa, "connected to the collective service");
-                        return Ok(HubClient { stream: s });
+                        return Self::watch(s, on_lost);
                     }
                     Err(e) => errors.push(format!("{sa}: {e}")),
                 }
@@ -424,6 +476,76 @@ impl HubClient {
             std::thread::sleep(backoff);
             backoff = (backoff * 2).min(Duration::from_secs(1));
         }
+    }
+
+    /// Starts the reader thread of a connected stream.
+    fn watch(s: TcpStream, on_lost: OnLost) -> Result<HubClient, OobError> {
+        let lost = |e: std::io::Error| {
+            OobError::ConnectionLost(format!("watching the collective service: {e}"))
+        };
+        let mut reader = s.try_clone().map_err(lost)?;
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("pgas-oob-hub-watch".into())
+            .stack_size(128 * 1024)
+            .spawn(move || {
+                let mut done = false;
+                let why = loop {
+                    match Msg::read_from(&mut reader) {
+                        Ok(Msg::Finalized) => {
+                            done = true;
+                            // Locale 0's own finalize waits for it.
+                            let _ = tx.send(Ok(Msg::Finalized));
+                        }
+                        Ok(m) => {
+                            // A send error: the client was dropped; keep watching.
+                            let _ = tx.send(Ok(m));
+                        }
+                        Err(WireError::Malformed(m)) => {
+                            let _ = tx.send(Err(m.clone()));
+                            break m;
+                        }
+                        Err(e) => break e.to_string(),
+                    }
+                };
+                // Waiting collectives fail at once (PeerDied, locale 0).
+                drop(tx);
+                if !done {
+                    on_lost(
+                        0,
+                        format!(
+                            "the connection to its collective service closed before it \
+                             finalized (its process ended or was killed: {why})"
+                        ),
+                    );
+                }
+            })
+            .map_err(lost)?;
+        Ok(HubClient {
+            writer: Arc::new(Mutex::new(s)),
+            replies: rx,
+        })
+    }
+
+    /// Waits (up to `limit`) for the service's `Finalized`: locale 0's
+    /// finalize returns only once every locale was told that its service
+    /// closing is no loss.
+    pub(crate) fn await_finalized(&self, limit: Duration) -> bool {
+        let end = Instant::now() + limit;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.replies.recv_timeout(left) {
+                Ok(Ok(Msg::Finalized)) => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// The write side, for frames that need no answer (`Guard`,
+    /// `Finalized`), sent from outside a collective.
+    pub(crate) fn writer(&self) -> Arc<Mutex<TcpStream>> {
+        Arc::clone(&self.writer)
     }
 
     fn try_one(sa: SocketAddr, token: u64, rank: usize, size: usize) -> Result<TcpStream, String> {
@@ -470,13 +592,37 @@ impl HubClient {
             root: root as u32,
             data: data.to_vec(),
         };
-        frame.write_to(&mut self.stream).map_err(|e| gone(&e))?;
-        match Msg::read_from(&mut self.stream) {
-            Ok(answer) => OobError::collective_answer(answer, seq),
-            Err(WireError::Malformed(m)) => Err(OobError::Protocol(m)),
-            Err(e) => Err(gone(&e)),
+        frame
+            .write_to(&mut *self.writer.lock())
+            .map_err(|e| gone(&e))?;
+        let mut reply = self.replies.recv();
+        while matches!(reply, Ok(Ok(Msg::Finalized))) {
+            reply = self.replies.recv();
+        }
+        match reply {
+            Ok(Ok(answer)) => OobError::collective_answer(answer, seq),
+            Ok(Err(m)) => Err(OobError::Protocol(m)),
+            Err(_) => Err(gone(&"connection closed")),
         }
     }
+}
+
+impl Drop for HubClient {
+    /// Closes the connection (the reader thread holds a second handle of
+    /// it), as the process ending would.
+    fn drop(&mut self) {
+        let _ = self.writer.lock().shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// Sends one frame that needs no answer on a client's write side.
+pub(crate) fn send(writer: &Mutex<TcpStream>, m: &Msg) -> Result<(), OobError> {
+    m.write_to(&mut *writer.lock()).map_err(|e| {
+        OobError::ConnectionLost(format!(
+            "sending {} to the collective service: {e}",
+            m.name()
+        ))
+    })
 }
 
 #[cfg(test)]
@@ -505,10 +651,84 @@ mod tests {
         assert!(local_addrs().contains(&Ipv4Addr::LOCALHOST));
     }
 
+    fn none() -> OnLost {
+        Arc::new(|_, _| {})
+    }
+
+    /// An `OnLost` that reports to a channel.
+    fn recorder() -> (OnLost, mpsc::Receiver<(usize, String)>) {
+        let (tx, rx) = mpsc::channel();
+        let tx = Mutex::new(tx);
+        (
+            Arc::new(move |r, d| {
+                let _ = tx.lock().send((r, d));
+            }),
+            rx,
+        )
+    }
+
+    #[test]
+    fn a_guarded_locale_closing_before_finalize_is_lost_named() {
+        let (lost, got) = recorder();
+        let ad = start(4, 0, lost).unwrap();
+        let mut cs: Vec<HubClient> = (0..4)
+            .map(|r| HubClient::connect(&ad, r, 4, none()).unwrap())
+            .collect();
+        let (c3, c2, c1) = (cs.pop().unwrap(), cs.pop().unwrap(), cs.pop().unwrap());
+        for c in [&c1, &c2] {
+            send(&c.writer, &Msg::Guard).unwrap();
+        }
+        send(&c2.writer, &Msg::Finalized).unwrap();
+        // Not guarded (a plain OOB user), finalized, then the lost one.
+        drop(c3);
+        drop(c2);
+        std::thread::sleep(Duration::from_millis(100));
+        drop(c1);
+        let (rank, detail) = got.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(rank, 1, "{detail}");
+        assert!(detail.contains("closed before it finalized"), "{detail}");
+        assert!(got.recv_timeout(Duration::from_millis(300)).is_err());
+    }
+
+    /// A client whose service answers with `script`, then closes.
+    fn watched(
+        script: impl FnOnce(&mut TcpStream) + Send + 'static,
+    ) -> mpsc::Receiver<(usize, String)> {
+        let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let addr = l.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            script(&mut s);
+        });
+        let (lost, got) = recorder();
+        let c = HubClient::watch(TcpStream::connect(addr).unwrap(), lost).unwrap();
+        std::mem::forget(c);
+        got
+    }
+
+    #[test]
+    fn locale_0_gone_before_it_finalized_is_lost_named() {
+        let got = watched(|s| {
+            let _ = Msg::Result {
+                seq: 0,
+                data: vec![],
+            }
+            .write_to(s);
+        });
+        let (rank, detail) = got.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(rank, 0);
+        assert!(detail.contains("closed before it finalized"), "{detail}");
+        // After locale 0's Finalized, its closing is no loss.
+        let got = watched(|s| {
+            let _ = Msg::Finalized.write_to(s);
+        });
+        assert!(got.recv_timeout(Duration::from_millis(500)).is_err());
+    }
+
     fn clients(n: usize) -> Vec<HubClient> {
-        let ad = start(n, 0).unwrap();
+        let ad = start(n, 0, none()).unwrap();
         (0..n)
-            .map(|r| HubClient::connect(&ad, r, n).unwrap())
+            .map(|r| HubClient::connect(&ad, r, n, none()).unwrap())
             .collect()
     }
 
@@ -572,7 +792,7 @@ mod tests {
 
     #[test]
     fn a_wrong_token_is_refused() {
-        let mut ad = start(1, 0).unwrap();
+        let mut ad = start(1, 0, none()).unwrap();
         ad.token ^= 1;
         ad.addrs = vec![Ipv4Addr::LOCALHOST];
         let e = HubClient::try_one(

@@ -18,6 +18,11 @@
 //!   Which is what we want of a locale that exits before its comm layer
 //!   finalized ([`Oob::guard_exit`]): its exit handler then says so and
 //!   skips `PMIx_Finalize`, and the launcher kills the job.
+//! * a locale lost (its process ended before it finalized) ends the job
+//!   naming it, even when the launcher does not notice: locale 0's
+//!   collective service sees a guarded locale's connection close, the
+//!   others see theirs to locale 0 close (`hub`'s liveness); either aborts
+//!   the job (`PMIx_Abort`) naming the lost locale.
 
 use std::ffi::{c_int, c_void, CString};
 use std::io::Write;
@@ -29,15 +34,17 @@ use parking_lot::Mutex;
 
 use crate::env::PmixEnv;
 use crate::error::OobError;
-use crate::hub::{self, HubAd, HubClient};
+use crate::hub::{self, HubAd, HubClient, OnLost};
 use crate::oob::{Oob, Relayed};
 use crate::pmix_ffi::{self as ffi, key, ty, Info, Lib, Proc, Value, ValueData};
 use crate::single::check_len;
-use crate::wire::{Op, PmixValue};
+use crate::wire::{Msg, Op, PmixValue};
 
 /// After `PMIx_Abort`, how long to wait for the launcher to kill us before
 /// exiting on our own.
 const ABORT_WAIT: Duration = Duration::from_secs(10);
+/// Locale 0's finalize waits this long for its service to tell the others.
+const FINALIZE_WAIT: Duration = Duration::from_secs(5);
 /// Longest abort message passed on.
 const MAX_ABORT_MSG: usize = 64 * 1024;
 /// Exit status of an aborting locale (and the status asked of the launcher).
@@ -90,6 +97,9 @@ struct Inner {
     size: usize,
     /// Held for a whole collective.
     calls: Mutex<Calls>,
+    /// The service connection's write side, once connected (`Guard` and
+    /// `Finalized` are sent on it outside collectives).
+    hub_writer: std::sync::OnceLock<Arc<Mutex<std::net::TcpStream>>>,
 }
 
 struct Calls {
@@ -170,6 +180,7 @@ impl PmixOob {
                     next_seq: 0,
                     hub: None,
                 }),
+                hub_writer: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -225,7 +236,7 @@ impl PmixOob {
             let (rank, size) = (self.inner.rank, self.inner.size);
             let key = CString::new(HUB_KEY).expect("no NUL in key");
             let ad = if rank == 0 {
-                let (kind, data) = match hub::start(size, 0) {
+                let (kind, data) = match hub::start(size, 0, self.on_lost()) {
                     Ok(ad) => (KIND_HUB, ad.encode()),
                     Err(e) => (KIND_HUB_FAILED, e.to_string().into_bytes()),
                 };
@@ -269,9 +280,43 @@ impl PmixOob {
                     }
                 }
             };
-            calls.hub = Some(HubClient::connect(&ad, rank, size)?);
+            let client = HubClient::connect(&ad, rank, size, self.on_lost())?;
+            let writer = client.writer();
+            calls.hub = Some(client);
+            let _ = self.inner.hub_writer.set(Arc::clone(&writer));
+            // Guarded before the first collective (the comm layer's start).
+            if GUARDED.load(Ordering::SeqCst) {
+                hub::send(&writer, &Msg::Guard)?;
+            }
         }
         Ok(calls.hub.as_mut().expect("set above"))
+    }
+
+    /// What this locale does when the collective service reports a locale
+    /// lost: abort the job naming it, once its comm layer started and until
+    /// it finalized (plain OOB users and finished locales carry on).
+    fn on_lost(&self) -> OnLost {
+        let me = self.clone();
+        Arc::new(move |rank, detail| {
+            let guarded = GUARDED.load(Ordering::SeqCst);
+            if !guarded || FINALIZED.load(Ordering::SeqCst) || ABORTING.load(Ordering::SeqCst) {
+                tracing::debug!(rank, detail, guarded, "collective service: locale gone");
+                return;
+            }
+            me.end_job(
+                ABORT_EXIT_CODE,
+                "abort: ",
+                &format!("locale {rank} died: {detail}"),
+            )
+        })
+    }
+
+    /// Sends `m` to the collective service if connected.
+    fn tell_hub(&self, m: &Msg) -> Result<(), OobError> {
+        match self.inner.hub_writer.get() {
+            Some(w) => hub::send(w, m),
+            None => Ok(()),
+        }
     }
 }
 
@@ -316,11 +361,22 @@ impl Oob for PmixOob {
 
     fn guard_exit(&self) -> Result<(), OobError> {
         GUARDED.store(true, Ordering::SeqCst);
-        Ok(())
+        self.tell_hub(&Msg::Guard)
     }
 
     fn finalized(&self) -> Result<(), OobError> {
         FINALIZED.store(true, Ordering::SeqCst);
+        self.tell_hub(&Msg::Finalized)?;
+        if self.inner.rank == 0 {
+            // The service lives in this process: exit only once it told
+            // the others that its closing is no loss.
+            let calls = self.inner.calls.lock();
+            if let Some(h) = calls.hub.as_ref() {
+                if !h.await_finalized(FINALIZE_WAIT) {
+                    tracing::warn!("collective service: no finalize echo within {FINALIZE_WAIT:?}");
+                }
+            }
+        }
         Ok(())
     }
 
