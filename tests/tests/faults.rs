@@ -160,17 +160,19 @@ fn fault(launcher: Launcher, provider: &str, fault: &str, point: &str) {
         Launcher::Mpirun if fault == "kill" || fault == "segv" => {
             // mpirun names the first process it saw fail: the dead one
             // ("rank 1 ... exited on signal 9"), or a survivor that exited
-            // with an error first, whose error then names locale 1.
+            // with an error first, whose error then names locale 1; or
+            // locale 0's collective service saw locale 1's connection
+            // close first and ended the job naming it ("locale 1 died").
             let sig = if fault == "kill" {
                 "signal 9"
             } else {
                 "signal 11"
             };
             let blamed = r.stderr.contains(needle) && r.stderr.contains(sig);
-            let named = r
-                .stderr
-                .lines()
-                .any(|l| l.contains("survivor error") && l.contains("with locale 1"));
+            let named = r.stderr.lines().any(|l| {
+                (l.contains("survivor error") && l.contains("with locale 1"))
+                    || l.contains("abort: locale 1 died")
+            });
             assert!(blamed || named, "{ctx}: nothing names locale 1: {r:?}");
         }
         Launcher::Mpirun => {
