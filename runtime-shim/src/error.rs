@@ -156,95 +156,54 @@ pub enum Error {
 /// The C ABI's error codes (`PGAS_OK` and `PGAS_ERR_*` in `include/pgas_shim.h`;
 /// a test checks that both lists agree).
 pub mod code {
-    /// Success.
-    pub const OK: i32 = 0;
-    /// The runtime is not initialized, already initialized, or finalized; or
-    /// the call is not allowed here.
-    pub const ERR_STATE: i32 = -1;
-    /// A null pointer argument.
-    pub const ERR_NULL: i32 = -2;
-    /// A locale outside the job.
-    pub const ERR_LOCALE: i32 = -3;
-    /// A zero, oversized or otherwise impossible length (or reply buffer).
-    pub const ERR_LENGTH: i32 = -4;
-    /// An address outside the target's registered heap (or not local).
-    pub const ERR_ADDRESS: i32 = -5;
-    /// A misaligned atomic target.
-    pub const ERR_ALIGN: i32 = -6;
-    /// An atomic type/op that does not exist or is not defined on the type.
-    pub const ERR_ATOMIC: i32 = -7;
-    /// A strided transfer description that does not add up.
-    pub const ERR_STRIDES: i32 = -8;
-    /// A function id that is not registered (or a registration conflict).
-    pub const ERR_FUNCTION: i32 = -9;
-    /// An on-statement body failed at the target.
-    pub const ERR_REMOTE: i32 = -10;
-    /// The registered heap is exhausted.
-    pub const ERR_NOMEM: i32 = -11;
-    /// A bad environment variable.
-    pub const ERR_ENV: i32 = -12;
-    /// The network layer failed.
-    pub const ERR_COMM: i32 = -13;
-    /// A task panicked or another internal failure.
-    pub const ERR_INTERNAL: i32 = -14;
-    /// A collective failed on another locale (this one's part was fine).
-    pub const ERR_COLLECTIVE: i32 = -15;
+    /// Declares each code as a constant and lists them all in `ALL` with
+    /// their C names and `pgas_strerror` texts.
+    macro_rules! codes {
+        ($($(#[$doc:meta])* $name:ident = $value:literal => $text:literal;)*) => {
+            $($(#[$doc])* pub const $name: i32 = $value;)*
+            /// Every code with its C name (for the header check and `pgas_strerror`).
+            pub const ALL: [(&str, i32, &str); [$($value),*].len()] =
+                [$((concat!("PGAS_", stringify!($name)), $name, $text)),*];
+        };
+    }
 
-    /// Every code with its C name (for the header check and `pgas_strerror`).
-    pub const ALL: [(&str, i32, &str); 16] = [
-        ("PGAS_OK", OK, "success"),
-        (
-            "PGAS_ERR_STATE",
-            ERR_STATE,
-            "runtime not initialized, already initialized, finalized, or call not allowed here",
-        ),
-        ("PGAS_ERR_NULL", ERR_NULL, "null pointer argument"),
-        ("PGAS_ERR_LOCALE", ERR_LOCALE, "locale out of range"),
-        (
-            "PGAS_ERR_LENGTH",
-            ERR_LENGTH,
-            "zero, oversized or impossible length",
-        ),
-        (
-            "PGAS_ERR_ADDRESS",
-            ERR_ADDRESS,
-            "bad address: outside the registered heap, or not a live allocation",
-        ),
-        ("PGAS_ERR_ALIGN", ERR_ALIGN, "misaligned atomic target"),
-        (
-            "PGAS_ERR_ATOMIC",
-            ERR_ATOMIC,
-            "atomic type or op not defined",
-        ),
-        (
-            "PGAS_ERR_STRIDES",
-            ERR_STRIDES,
-            "bad strided transfer description",
-        ),
-        (
-            "PGAS_ERR_FUNCTION",
-            ERR_FUNCTION,
-            "function id not registered",
-        ),
-        (
-            "PGAS_ERR_REMOTE",
-            ERR_REMOTE,
-            "on-statement body failed at the target",
-        ),
-        ("PGAS_ERR_NOMEM", ERR_NOMEM, "registered heap exhausted"),
-        ("PGAS_ERR_ENV", ERR_ENV, "bad environment variable"),
-        ("PGAS_ERR_COMM", ERR_COMM, "network layer failure"),
-        (
-            "PGAS_ERR_INTERNAL",
-            ERR_INTERNAL,
-            "internal failure (task panicked)",
-        ),
-        (
-            "PGAS_ERR_COLLECTIVE",
-            ERR_COLLECTIVE,
-            "collective failed on another locale",
-        ),
-    ];
+    codes! {
+        /// Success.
+        OK = 0 => "success";
+        /// The runtime is not initialized, already initialized, or finalized; or
+        /// the call is not allowed here.
+        ERR_STATE = -1 =>
+            "runtime not initialized, already initialized, finalized, or call not allowed here";
+        /// A null pointer argument.
+        ERR_NULL = -2 => "null pointer argument";
+        /// A locale outside the job.
+        ERR_LOCALE = -3 => "locale out of range";
+        /// A zero, oversized or otherwise impossible length (or reply buffer).
+        ERR_LENGTH = -4 => "zero, oversized or impossible length";
+        /// An address outside the target's registered heap (or not local).
+        ERR_ADDRESS = -5 =>
+            "bad address: outside the registered heap, or not a live allocation";
+        /// A misaligned atomic target.
+        ERR_ALIGN = -6 => "misaligned atomic target";
+        /// An atomic type/op that does not exist or is not defined on the type.
+        ERR_ATOMIC = -7 => "atomic type or op not defined";
+        /// A strided transfer description that does not add up.
+        ERR_STRIDES = -8 => "bad strided transfer description";
+        /// A function id that is not registered (or a registration conflict).
+        ERR_FUNCTION = -9 => "function id not registered";
+        /// An on-statement body failed at the target.
+        ERR_REMOTE = -10 => "on-statement body failed at the target";
+        /// The registered heap is exhausted.
+        ERR_NOMEM = -11 => "registered heap exhausted";
+        /// A bad environment variable.
+        ERR_ENV = -12 => "bad environment variable";
+        /// The network layer failed.
+        ERR_COMM = -13 => "network layer failure";
+        /// A task panicked or another internal failure.
+        ERR_INTERNAL = -14 => "internal failure (task panicked)";
+        /// A collective failed on another locale (this one's part was fine).
+        ERR_COLLECTIVE = -15 => "collective failed on another locale";
+    }
 }
 
 /// What kind of failure a [`CommError`] is (the layers' own error types

@@ -87,6 +87,17 @@ impl std::fmt::Debug for Runtime {
     }
 }
 
+/// The size of `n` elements of `T` in bytes, or an error naming `what` when
+/// it overflows.
+pub(crate) fn byte_len<T>(n: usize, what: &'static str) -> Result<usize> {
+    n.checked_mul(std::mem::size_of::<T>())
+        .ok_or(Error::InvalidLength {
+            what,
+            len: n as u64,
+            reason: "element count times element size overflows".into(),
+        })
+}
+
 impl Runtime {
     /// The process's runtime, once [`init`](crate::init) has returned.
     pub fn current() -> Result<&'static Runtime> {
@@ -242,13 +253,7 @@ impl Runtime {
     /// Allocates `n` elements of registered memory on this locale.
     pub fn alloc<T: Pod>(&self, n: usize) -> Result<GlobalPtr<T>> {
         self.check_open()?;
-        let bytes = n
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or(Error::InvalidLength {
-                what: "allocation",
-                len: n as u64,
-                reason: "element count times element size overflows".into(),
-            })?;
+        let bytes = byte_len::<T>(n, "allocation")?;
         let a = self
             .comm
             .alloc_user(bytes, std::mem::align_of::<T>().max(64))?;
@@ -282,13 +287,7 @@ impl Runtime {
     /// lowest fit, the largest wins, retried upwards if one cannot take it);
     /// out of memory on one locale is an error on all.
     pub fn alloc_sym<T: Pod>(&self, n: usize) -> Result<Dist<T>> {
-        let bytes = n
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or(Error::InvalidLength {
-                what: "symmetric allocation",
-                len: n as u64,
-                reason: "element count times element size overflows".into(),
-            })?;
+        let bytes = byte_len::<T>(n, "symmetric allocation")?;
         let d = self.alloc_sym_bytes(bytes, std::mem::align_of::<T>())?;
         Ok(Dist::new(
             d.parts().iter().map(|p| p.cast::<T>()).collect(),
@@ -419,31 +418,33 @@ impl Runtime {
 
     // -------------------------------------------------------- on-statements
 
+    /// The AM layer of the open runtime (the on-statements' entry check).
+    fn open_am(&self) -> Result<&Am> {
+        self.check_open()?;
+        Ok(&self.am)
+    }
+
     /// Blocking on-statement: runs body `f` on `locale` with `args` and
     /// returns its reply. The body runs as a task on a worker there.
     pub fn on(&self, locale: Locale, f: FnId, args: &[u8]) -> Result<Vec<u8>> {
-        self.check_open()?;
-        Ok(self.am.execute_on(locale, f, args)?)
+        Ok(self.open_am()?.execute_on(locale, f, args)?)
     }
 
     /// Non-blocking on-statement (fire and forget; a failure of the body
     /// takes the job down).
     pub fn on_nb(&self, locale: Locale, f: FnId, args: &[u8]) -> Result<()> {
-        self.check_open()?;
-        Ok(self.am.execute_on_nb(locale, f, args)?)
+        Ok(self.open_am()?.execute_on_nb(locale, f, args)?)
     }
 
     /// Blocking "fast" on-statement: the body runs in the target's AM
     /// handler thread (short bodies that do no communication).
     pub fn on_fast(&self, locale: Locale, f: FnId, args: &[u8]) -> Result<Vec<u8>> {
-        self.check_open()?;
-        Ok(self.am.execute_on_fast(locale, f, args)?)
+        Ok(self.open_am()?.execute_on_fast(locale, f, args)?)
     }
 
     /// Non-blocking fast on-statement.
     pub fn on_fast_nb(&self, locale: Locale, f: FnId, args: &[u8]) -> Result<()> {
-        self.check_open()?;
-        Ok(self.am.execute_on_fast_nb(locale, f, args)?)
+        Ok(self.open_am()?.execute_on_fast_nb(locale, f, args)?)
     }
 
     /// `coforall loc in Locales do on loc { f(args) }`: one blocking

@@ -101,6 +101,30 @@ pub(super) fn negate_bits(ty: AmoType, bits: u64) -> u64 {
     }
 }
 
+/// One family of read-modify-write atomics of [`AtomicRef`], a line each:
+/// the operation, its fetching form (returns the old value) and its
+/// unordered form (buffered, done by the task's next unordered fence or its
+/// end).
+macro_rules! atomic_ops {
+    ($($variant:ident: $op:ident, $fetch:ident, $unordered:ident, $what:literal;)*) => {$(
+        #[doc = concat!($what, ".")]
+        pub fn $op(&self, v: T) -> Result<()> {
+            self.op(AtomicOp::$variant, false, v, v).map(|_| ())
+        }
+        #[doc = concat!($what, ", returns the old value.")]
+        pub fn $fetch(&self, v: T) -> Result<T> {
+            self.op(AtomicOp::$variant, true, v, v)
+        }
+        #[doc = concat!(
+            "Unordered `", stringify!($op), "`: buffered, done by the task's next ",
+            "unordered fence (or its end)."
+        )]
+        pub fn $unordered(&self, v: T) -> Result<()> {
+            self.unordered(AtomicOp::$variant, v)
+        }
+    )*};
+}
+
 /// A remote atomic word: the atomics of [`Runtime::atomic`].
 #[derive(Debug, Clone, Copy)]
 pub struct AtomicRef<'a, T> {
@@ -147,92 +171,20 @@ impl<'r, T: Atom> AtomicRef<'r, T> {
         let old = self.op(AtomicOp::Cmpxchg, true, new, current)?;
         Ok(if old == current { Ok(old) } else { Err(old) })
     }
-    /// Adds `v`.
-    pub fn add(&self, v: T) -> Result<()> {
-        self.op(AtomicOp::Add, false, v, v).map(|_| ())
-    }
-    /// Adds `v`, returns the old value.
-    pub fn fetch_add(&self, v: T) -> Result<T> {
-        self.op(AtomicOp::Add, true, v, v)
-    }
-    /// Subtracts `v`.
-    pub fn sub(&self, v: T) -> Result<()> {
-        self.op(AtomicOp::Sub, false, v, v).map(|_| ())
-    }
-    /// Subtracts `v`, returns the old value.
-    pub fn fetch_sub(&self, v: T) -> Result<T> {
-        self.op(AtomicOp::Sub, true, v, v)
-    }
-    /// Stores the minimum of the value and `v`.
-    pub fn min(&self, v: T) -> Result<()> {
-        self.op(AtomicOp::Min, false, v, v).map(|_| ())
-    }
-    /// Minimum, returns the old value.
-    pub fn fetch_min(&self, v: T) -> Result<T> {
-        self.op(AtomicOp::Min, true, v, v)
-    }
-    /// Stores the maximum of the value and `v`.
-    pub fn max(&self, v: T) -> Result<()> {
-        self.op(AtomicOp::Max, false, v, v).map(|_| ())
-    }
-    /// Maximum, returns the old value.
-    pub fn fetch_max(&self, v: T) -> Result<T> {
-        self.op(AtomicOp::Max, true, v, v)
-    }
-    /// Unordered add: buffered, done by the task's next unordered fence (or its end).
-    pub fn add_unordered(&self, v: T) -> Result<()> {
-        self.unordered(AtomicOp::Add, v)
-    }
-    /// Unordered subtract.
-    pub fn sub_unordered(&self, v: T) -> Result<()> {
-        self.unordered(AtomicOp::Sub, v)
-    }
-    /// Unordered minimum.
-    pub fn min_unordered(&self, v: T) -> Result<()> {
-        self.unordered(AtomicOp::Min, v)
-    }
-    /// Unordered maximum.
-    pub fn max_unordered(&self, v: T) -> Result<()> {
-        self.unordered(AtomicOp::Max, v)
+
+    atomic_ops! {
+        Add: add, fetch_add, add_unordered, "Adds `v`";
+        Sub: sub, fetch_sub, sub_unordered, "Subtracts `v`";
+        Min: min, fetch_min, min_unordered, "Stores the minimum of the value and `v`";
+        Max: max, fetch_max, max_unordered, "Stores the maximum of the value and `v`";
     }
 }
 
 impl<T: AtomInt> AtomicRef<'_, T> {
-    /// Bitwise and.
-    pub fn and(&self, v: T) -> Result<()> {
-        self.op(AtomicOp::And, false, v, v).map(|_| ())
-    }
-    /// Bitwise and, returns the old value.
-    pub fn fetch_and(&self, v: T) -> Result<T> {
-        self.op(AtomicOp::And, true, v, v)
-    }
-    /// Bitwise or.
-    pub fn or(&self, v: T) -> Result<()> {
-        self.op(AtomicOp::Or, false, v, v).map(|_| ())
-    }
-    /// Bitwise or, returns the old value.
-    pub fn fetch_or(&self, v: T) -> Result<T> {
-        self.op(AtomicOp::Or, true, v, v)
-    }
-    /// Bitwise xor.
-    pub fn xor(&self, v: T) -> Result<()> {
-        self.op(AtomicOp::Xor, false, v, v).map(|_| ())
-    }
-    /// Bitwise xor, returns the old value.
-    pub fn fetch_xor(&self, v: T) -> Result<T> {
-        self.op(AtomicOp::Xor, true, v, v)
-    }
-    /// Unordered and.
-    pub fn and_unordered(&self, v: T) -> Result<()> {
-        self.unordered(AtomicOp::And, v)
-    }
-    /// Unordered or.
-    pub fn or_unordered(&self, v: T) -> Result<()> {
-        self.unordered(AtomicOp::Or, v)
-    }
-    /// Unordered xor.
-    pub fn xor_unordered(&self, v: T) -> Result<()> {
-        self.unordered(AtomicOp::Xor, v)
+    atomic_ops! {
+        And: and, fetch_and, and_unordered, "Bitwise and with `v`";
+        Or: or, fetch_or, or_unordered, "Bitwise or with `v`";
+        Xor: xor, fetch_xor, xor_unordered, "Bitwise xor with `v`";
     }
 }
 

@@ -364,13 +364,7 @@ impl Runtime {
                 ),
             });
         }
-        let len = n
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or(Error::InvalidLength {
-                what: "unordered GET",
-                len: n as u64,
-                reason: "element count times element size overflows".into(),
-            })?;
+        let len = byte_len::<T>(n, "unordered GET")?;
         if !self.comm.heap().contains(dst.addr(), len) {
             return Err(Error::BadAddress {
                 locale: dst.locale(),

@@ -13,21 +13,27 @@ fn pool(workers: usize, hooks: Arc<dyn Hooks>) -> Arc<Pool> {
     pool_with(workers, hooks, true)
 }
 
+/// The test pools' configuration: `workers` unpinned, polling workers;
+/// joins run queued tasks themselves.
+fn config(workers: usize) -> PoolConfig {
+    PoolConfig {
+        workers,
+        cores: None,
+        block_wait: false,
+        spin_waits: false,
+        locale: 0,
+        poll_window: Duration::from_micros(200),
+        join_runs_queued: true,
+    }
+}
+
 /// A pool whose joins run queued tasks themselves or not.
 fn pool_with(workers: usize, hooks: Arc<dyn Hooks>, join_runs_queued: bool) -> Arc<Pool> {
-    Pool::start(
-        PoolConfig {
-            workers,
-            cores: None,
-            block_wait: false,
-            spin_waits: false,
-            locale: 0,
-            poll_window: Duration::from_micros(200),
-            join_runs_queued,
-        },
-        hooks,
-    )
-    .unwrap()
+    let cfg = PoolConfig {
+        join_runs_queued,
+        ..config(workers)
+    };
+    Pool::start(cfg, hooks).unwrap()
 }
 
 fn fib(p: &Arc<Pool>, n: u64) -> u64 {
@@ -224,36 +230,17 @@ fn workers_are_pinned_when_asked() {
         .into_iter()
         .map(|c| c.id)
         .collect();
-    let p = Pool::start(
-        PoolConfig {
-            workers: 2,
-            cores: Some(cores.clone()),
-            block_wait: false,
-            spin_waits: false,
-            locale: 0,
-            poll_window: Duration::from_micros(200),
-            join_runs_queued: true,
-        },
-        Arc::new(NoHooks),
-    )
-    .unwrap();
+    let pinned = |workers, cores| PoolConfig {
+        cores: Some(cores),
+        ..config(workers)
+    };
+    let p = Pool::start(pinned(2, cores.clone()), Arc::new(NoHooks)).unwrap();
     assert_eq!(p.workers(), 2);
     p.shutdown();
     // A core that does not exist is an error naming it.
-    let e = Pool::start(
-        PoolConfig {
-            workers: 1,
-            cores: Some(vec![100_000]),
-            block_wait: false,
-            spin_waits: false,
-            locale: 0,
-            poll_window: Duration::from_micros(200),
-            join_runs_queued: true,
-        },
-        Arc::new(NoHooks),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = Pool::start(pinned(1, vec![100_000]), Arc::new(NoHooks))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("100000"), "{e}");
 }
 
