@@ -3,6 +3,7 @@
 ! kinds 1 and 4), scalars and arrays, with and without result_image, and a
 ! non-contiguous rank-3 section with a negative stride.
 program co_kinds
+  use checks, only : fail, report_passed
   implicit none
   integer, parameter :: ucs4 = selected_char_kind('ISO_10646')
   integer(1) :: i1
@@ -105,12 +106,5 @@ program co_kinds
       call fail('co_broadcast of a section')
   end block
 
-  sync all
-  if (me == 1) print '(a)', 'Test passed.'
-contains
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a,i0,2a)', 'Test failed on image ', this_image(), ': ', what
-    error stop 1
-  end subroutine
+  call report_passed()
 end program

@@ -5,6 +5,7 @@
 ! co_sum (2**20 elements, the runtime's allreduce) and a strided one to a
 ! result_image are checked element by element against the same sum.
 program co_order
+  use checks, only : fail, report_passed
   implicit none
   integer, parameter :: n = 2**20
   real(8) :: x, want, y
@@ -61,12 +62,5 @@ program co_order
     end do
   end if
 
-  sync all
-  if (me == 1) print '(a)', 'Test passed.'
-contains
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a,i0,2a)', 'Test failed on image ', this_image(), ': ', what
-    error stop 1
-  end subroutine
+  call report_passed()
 end program

@@ -62,6 +62,7 @@ contains
 end module
 
 program co_reduce_kinds
+  use checks, only : fail, report_passed
   use ops
   implicit none
   integer(1) :: i1
@@ -85,47 +86,40 @@ program co_reduce_kinds
   np = num_images()
 
   i1 = int(me, 1); call co_reduce(i1, add1)
-  if (i1 /= np * (np + 1) / 2) call fail('integer(1)')
+  if (i1 /= np * (np + 1) / 2) call fail('co_reduce of integer(1)')
   i2 = [int(me, 2), int(2 * me, 2)]; call co_reduce(i2, add2, result_image=min(2, np))
-  if (me == min(2, np) .and. any(i2 /= [np * (np + 1) / 2, np * (np + 1)])) call fail('integer(2) result_image')
+  if (me == min(2, np) .and. any(i2 /= [np * (np + 1) / 2, np * (np + 1)])) call fail('co_reduce of integer(2) result_image')
   ! first-minus-second in image order: 1 - 2 - 3 - ... - np
   i8 = me; call co_reduce(i8, sub8)
-  if (i8 /= 1 - (np * (np + 1) / 2 - 1)) call fail('integer(8) order')
+  if (i8 /= 1 - (np * (np + 1) / 2 - 1)) call fail('co_reduce of integer(8) order')
   iv = me; call co_reduce(iv, subv)
-  if (iv /= 1 - (np * (np + 1) / 2 - 1)) call fail('integer VALUE')
+  if (iv /= 1 - (np * (np + 1) / 2 - 1)) call fail('co_reduce of integer VALUE')
   i16 = 2_16**20 * me; call co_reduce(i16, mul16)
-  if (i16 /= 2_16**(20 * np) * product([(int(k, 16), k = 1, np)])) call fail('integer(16)')
+  if (i16 /= 2_16**(20 * np) * product([(int(k, 16), k = 1, np)])) call fail('co_reduce of integer(16)')
   l = [me == np, .false., .true.]; call co_reduce(l, lor)
-  if (.not. l(1) .or. l(2) .or. .not. l(3)) call fail('logical')
+  if (.not. l(1) .or. l(2) .or. .not. l(3)) call fail('co_reduce of logical')
   r4 = me; call co_reduce(r4, sub4)
-  if (r4 /= real(1 - (np * (np + 1) / 2 - 1))) call fail('real(4) order')
+  if (r4 /= real(1 - (np * (np + 1) / 2 - 1))) call fail('co_reduce of real(4) order')
   r8 = me; call co_reduce(r8, subv8)
-  if (r8 /= dble(1 - (np * (np + 1) / 2 - 1))) call fail('real(8) VALUE')
+  if (r8 /= dble(1 - (np * (np + 1) / 2 - 1))) call fail('co_reduce of real(8) VALUE')
   z = (0d0, 1d0); call co_reduce(z, cmul)
-  if (z /= (0d0, 1d0)**np) call fail('complex(8)')
+  if (z /= (0d0, 1d0)**np) call fail('co_reduce of complex(8)')
   e = 1.0_ep / 3 * me; call co_reduce(e, subep)
   e_want = 1.0_ep / 3
   do k = 2, np
     e_want = e_want - 1.0_ep / 3 * k
   end do
-  if (e /= e_want) call fail('real(10)')
+  if (e /= e_want) call fail('co_reduce of real(10)')
   q = 1.0_qp / 3 * me; call co_reduce(q, subqp, result_image=1)
   q_want = 1.0_qp / 3
   do k = 2, np
     q_want = q_want - 1.0_qp / 3 * k
   end do
-  if (me == 1 .and. q /= q_want) call fail('real(16)')
+  if (me == 1 .and. q /= q_want) call fail('co_reduce of real(16)')
   write (s, '(i2.2,i2.2)') me, me; call co_reduce(s, later, stat=st, errmsg=msg)
-  if (st /= 0) call fail('character stat')
+  if (st /= 0) call fail('co_reduce of character stat')
   if (s /= '01' // s(3:4) .or. s(3:4) /= achar(48 + np / 10) // achar(48 + mod(np, 10))) &
-    call fail('character')
+    call fail('co_reduce of character')
 
-  sync all
-  if (me == 1) print '(a)', 'Test passed.'
-contains
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a,i0,2a)', 'Test failed on image ', this_image(), ': co_reduce of ', what
-    error stop 1
-  end subroutine
+  call report_passed()
 end program

@@ -3,6 +3,7 @@
 ! (co_sum, co_broadcast, co_reduce, co_max), and the images still running
 ! go on. The last image stops at once; the others learn it at a SYNC ALL.
 program co_stat_stopped
+  use checks, only : fail
   use iso_fortran_env, only : stat_stopped_image
   implicit none
   integer :: st, me, np, x
@@ -45,9 +46,4 @@ contains
     integer, intent(in) :: a, b
     add = a + b
   end function
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a,i0,2a)', 'Test failed on image ', this_image(), ': ', what
-    error stop 1
-  end subroutine
 end program

@@ -4,6 +4,7 @@
 ! and default-kind characters are converted to kind 4 on the way (send and
 ! get, scalars and array elements).
 program char4_padding
+  use checks, only : fail, report_passed
   implicit none
   integer, parameter :: ucs4 = selected_char_kind('ISO_10646')
   character(kind=ucs4, len=8) :: s[*], arr(3)[*]
@@ -41,12 +42,5 @@ program char4_padding
     longer = arr(i)[peer]
     if (longer(1:1) /= merge(ucs4_'h', ucs4_'#', i == 2) .or. longer(9:10) /= ucs4_'  ') call fail('array element get')
   end do
-  sync all
-  if (me == 1) print '(a)', 'Test passed.'
-contains
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a,i0,2a)', 'Test failed on image ', this_image(), ': ', what
-    error stop 1
-  end subroutine
+  call report_passed()
 end program

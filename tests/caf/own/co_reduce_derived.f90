@@ -18,6 +18,7 @@ contains
 end module
 
 program co_reduce_derived
+  use checks, only : fail, report_passed
   use pair_ops
   implicit none
   type(pair) :: v, w(3)
@@ -37,12 +38,5 @@ program co_reduce_derived
       if (w(i)%n /= i * np * (np + 1) / 2 .or. w(i)%x /= dble(np + i)) call fail('co_reduce to result_image')
     end do
   end if
-  sync all
-  if (me == 1) print '(a)', 'Test passed.'
-contains
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a,i0,2a)', 'Test failed on image ', this_image(), ': ', what
-    error stop 1
-  end subroutine
+  call report_passed()
 end program

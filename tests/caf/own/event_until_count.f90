@@ -3,6 +3,7 @@
 ! once (until_count=K*(np-1)) and then sees every slot. event_query counts the
 ! posts not yet waited for. At one image the image posts to itself.
 program event_until_count
+  use checks, only : fail, report_passed
   use iso_fortran_env, only : event_type
   implicit none
   integer, parameter :: k = 5
@@ -52,12 +53,5 @@ program event_until_count
     if (cnt /= 1) call fail('until_count=2 did not leave 1 post')
     event wait(ev)
   end if
-  sync all
-  if (me == 1) print '(a)', 'Test passed.'
-contains
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a,i0,2a)', 'Test failed on image ', this_image(), ': ', what
-    error stop 1
-  end subroutine
+  call report_passed()
 end program

@@ -1,6 +1,7 @@
 ! Array sections with negative strides on the coindexed side and on the
 ! local side, in one and two dimensions, for send and get.
 program negative_strides
+  use checks, only : fail, report_passed
   implicit none
   integer :: a(10)[*], m(6, 5)[*]
   integer :: loc(5), want(10), lm(3, 2), i, j, me, peer
@@ -45,12 +46,5 @@ program negative_strides
       if (lm(i, j) /= peer * 100 + (5 - 2 * (i - 1)) + 6 * ((4 - 3 * (j - 1)) - 1)) call fail('get m(5:1:-2,4:1:-3)')
     end do
   end do
-  sync all
-  if (me == 1) print '(a)', 'Test passed.'
-contains
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a,i0,2a)', 'Test failed on image ', this_image(), ': ', what
-    error stop 1
-  end subroutine
+  call report_passed()
 end program

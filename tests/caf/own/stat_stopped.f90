@@ -3,6 +3,7 @@
 ! STAT_STOPPED_IMAGE instead of waiting forever; the image still running
 ! goes on and ends normally. Needs two images.
 program stat_stopped
+  use checks, only : fail
   use iso_fortran_env, only : stat_stopped_image
   implicit none
   integer :: st, me, np
@@ -19,10 +20,4 @@ program stat_stopped
   sync all(stat=st)
   if (st /= stat_stopped_image) call fail('sync all with a stopped image: not STAT_STOPPED_IMAGE')
   if (me == 1) print '(a)', 'Test passed.'
-contains
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a,i0,2a)', 'Test failed on image ', this_image(), ': ', what
-    error stop 1
-  end subroutine
 end program

@@ -4,6 +4,7 @@
 ! written by image 1 is visible on each after the next pair. Then every
 ! image runs sync images(*) with every other (an all-to-all round).
 program sync_images_star
+  use checks, only : fail, report_passed
   implicit none
   integer :: slot(64)[*], reply[*], round, me, np, i
   me = this_image()
@@ -33,12 +34,5 @@ program sync_images_star
   slot(me)[merge(1, me + 1, me == np)] = -me
   sync images(*)
   if (slot(merge(np, me - 1, me == 1)) /= -merge(np, me - 1, me == 1)) call fail('all-to-all sync images(*)')
-  sync all
-  if (me == 1) print '(a)', 'Test passed.'
-contains
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a,i0,2a)', 'Test failed on image ', this_image(), ': ', what
-    error stop 1
-  end subroutine
+  call report_passed()
 end program

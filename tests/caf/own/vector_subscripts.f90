@@ -1,6 +1,7 @@
 ! Vector subscripts on the coindexed side and on the local side at once,
 ! for send and get, with repeated and unordered indices on the right.
 program vector_subscripts
+  use checks, only : fail, report_passed
   implicit none
   real(8) :: a(8)[*], b(8)
   integer :: src_idx(4), dst_idx(4), i, me, peer
@@ -25,12 +26,5 @@ program vector_subscripts
   want = 0
   want(dst_idx) = [(peer * 100.0d0 + src_idx(i), i = 1, 4)]
   if (any(b /= want)) call fail('get b(vector) = a(vector)[peer]')
-  sync all
-  if (me == 1) print '(a)', 'Test passed.'
-contains
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a,i0,2a)', 'Test failed on image ', this_image(), ': ', what
-    error stop 1
-  end subroutine
+  call report_passed()
 end program

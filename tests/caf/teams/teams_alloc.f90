@@ -5,6 +5,7 @@
 ! is false after it); collectives run over the team only; SYNC TEAM of an
 ! ancestor from a nested team; entering the same team twice.
 program teams_alloc
+  use checks, only : fail, report_passed
   use iso_fortran_env, only : team_type
   implicit none
   type(team_type) :: parity, half
@@ -50,12 +51,5 @@ program teams_alloc
     if (num_images() /= np .or. this_image() /= me) call fail('back in the initial team')
     if (team_number() /= -1) call fail('team number after END TEAM')
   end do
-  sync all
-  if (me == 1) print '(a)', 'Test passed.'
-contains
-  subroutine fail(what)
-    character(*), intent(in) :: what
-    print '(a,i0,2a)', 'Test failed on image ', this_image(), ': ', what
-    error stop 1
-  end subroutine
+  call report_passed()
 end program

@@ -3,6 +3,7 @@
 ! truncated), strided and vector-subscripted sections, characters above
 ! 255, and kind 1 <-> kind 4 conversions. Runs at any number of images.
 program char_kind4
+  use checks, only : check, report_passed
   implicit none
   integer, parameter :: ucs4 = selected_char_kind('ISO_10646')
   character(kind=ucs4, len=6) :: w[*], wa(5)[*]
@@ -71,8 +72,7 @@ program char_kind4
   sync all
   call check('sendget', wa(2) == expected_w(mod(pv - 2 + np, np) + 1))
 
-  sync all
-  if (me == 1) print *, 'Test passed.'
+  call report_passed()
 contains
   function expected_w(img) result(r)
     integer, intent(in) :: img
@@ -80,12 +80,4 @@ contains
     r = ucs4_'Gr' // char(int(z'00FC'), ucs4) // char(int(z'03A9'), ucs4) // ucs4_'-' // &
         char(48 + img, ucs4)
   end function
-  subroutine check(what, ok)
-    character(*), intent(in) :: what
-    logical, intent(in) :: ok
-    if (.not. ok) then
-      print *, 'image', me, ': FAILED: ', what
-      error stop 1
-    end if
-  end subroutine
 end program

@@ -4,6 +4,7 @@
 ! backwards too), vector subscripts over a wide span (non-blocking runs),
 ! and a kind conversion of a large block. Runs at any number of images.
 program large_sections
+  use checks, only : check, report_passed
   implicit none
   integer, parameter :: n = 262144, nv = 5000, m = 512
   real(8), allocatable :: a(:)[:]
@@ -94,15 +95,5 @@ program large_sections
   end do
   call check('backwards strided put and converting put', bad == 0)
 
-  sync all
-  if (me == 1) print *, 'Test passed.'
-contains
-  subroutine check(what, ok)
-    character(*), intent(in) :: what
-    logical, intent(in) :: ok
-    if (.not. ok) then
-      print *, 'image', me, ': FAILED: ', what
-      error stop 1
-    end if
-  end subroutine
+  call report_passed()
 end program

@@ -5,6 +5,7 @@
 ! first). Runs at any number of images (at one image every neighbour is
 ! this image: the local path).
 program negative_strides
+  use checks, only : check, report_passed
   implicit none
   integer, parameter :: n = 10
   integer :: a(n)[*], b(n), m(4, 5)[*], mm(4, 5), old(4, 5), i, j
@@ -84,15 +85,5 @@ program negative_strides
   a(n:2:-1)[me] = a(n-1:1:-1)
   call check('overlapping self send, shifted', all(a == [1, (i, i = 1, n - 1)]))
 
-  sync all
-  if (me == 1) print *, 'Test passed.'
-contains
-  subroutine check(what, ok)
-    character(*), intent(in) :: what
-    logical, intent(in) :: ok
-    if (.not. ok) then
-      print *, 'image', me, ': FAILED: ', what
-      error stop 1
-    end if
-  end subroutine
+  call report_passed()
 end program
