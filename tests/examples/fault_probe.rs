@@ -630,17 +630,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let scenarios: Vec<String> = std::env::args().skip(1).collect();
-    let b = Builder::new();
-    if let Err(x) = register(&b) {
-        eprintln!("fault_probe: {x}");
-        return ExitCode::FAILURE;
-    }
-    let rt = match b.init() {
+    let rt = match pgas_tests::start("fault_probe", register) {
         Ok(rt) => rt,
-        Err(x) => {
-            eprintln!("fault_probe: cannot start: {x}");
-            return ExitCode::from(3);
-        }
+        Err(code) => return code,
     };
     for s in &scenarios {
         if let Err(msg) = run(rt, s) {
@@ -653,9 +645,8 @@ fn main() -> ExitCode {
             println!("fault_probe {s} ok on {}", rt.provider_name());
         }
     }
-    if let Err(x) = rt.finalize() {
-        eprintln!("fault_probe: finalize: {x}");
-        return ExitCode::FAILURE;
-    }
-    ExitCode::SUCCESS
+    pgas_tests::exit(
+        "fault_probe",
+        rt.finalize().map_err(|x| format!("finalize: {x}")),
+    )
 }

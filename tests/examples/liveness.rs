@@ -153,12 +153,8 @@ fn served_while_finalizing(rt: &'static Runtime, rounds: u64, echo: runtime_shim
 }
 
 fn run() -> R {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let what = args.first().cloned().unwrap_or_default();
-    let rounds: u64 = match args.get(1) {
-        Some(s) => s.parse().map_err(|_| format!("bad round count {s:?}"))?,
-        None => 100,
-    };
+    let what: String = pgas_tests::arg(1, "scenario", String::new())?;
+    let rounds: u64 = pgas_tests::arg(2, "round count", 100)?;
     let builder = Builder::new();
     let add = builder
         .register("liveness.add-back", |ctx, args| {

@@ -28,7 +28,7 @@
 //! Prints `mapped_probe SCENARIO ok` on locale 0; a mismatch exits non-zero.
 
 use pgas_tests::passed;
-use runtime_shim::{fn_id, Builder, Dist, FnId, Locale, Runtime};
+use runtime_shim::{fn_id, Dist, FnId, Locale, Runtime};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -266,27 +266,19 @@ fn receive(rt: &'static Runtime) -> R {
 
 fn main() -> ExitCode {
     let scenarios: Vec<String> = std::env::args().skip(1).collect();
-    let b = Builder::new();
-    if let Err(x) = b.register("mapped-probe.where", |c, _| c.here().to_le_bytes().to_vec()) {
-        eprintln!("mapped_probe: {x}");
-        return ExitCode::FAILURE;
-    }
-    if let Err(x) = b.register("mapped-probe.thread", |_, _| {
-        std::thread::current()
-            .name()
-            .unwrap_or("unnamed")
-            .as_bytes()
-            .to_vec()
+    let rt = match pgas_tests::start("mapped_probe", |b| {
+        b.register("mapped-probe.where", |c, _| c.here().to_le_bytes().to_vec())?;
+        b.register("mapped-probe.thread", |_, _| {
+            std::thread::current()
+                .name()
+                .unwrap_or("unnamed")
+                .as_bytes()
+                .to_vec()
+        })?;
+        Ok(())
     }) {
-        eprintln!("mapped_probe: {x}");
-        return ExitCode::FAILURE;
-    }
-    let rt = match b.init() {
         Ok(rt) => rt,
-        Err(x) => {
-            eprintln!("mapped_probe: cannot start: {x}");
-            return ExitCode::from(3);
-        }
+        Err(code) => return code,
     };
     for s in &scenarios {
         let r = match s.as_str() {
@@ -305,9 +297,8 @@ fn main() -> ExitCode {
             }
         }
     }
-    if let Err(x) = rt.finalize() {
-        eprintln!("mapped_probe: finalize: {x}");
-        return ExitCode::FAILURE;
-    }
-    ExitCode::SUCCESS
+    pgas_tests::exit(
+        "mapped_probe",
+        rt.finalize().map_err(|x| format!("finalize: {x}")),
+    )
 }

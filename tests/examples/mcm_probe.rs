@@ -25,7 +25,7 @@
 //! violation exits non-zero naming the check, the target, the size and the
 //! round.
 
-use amhandler::{Am, Options, Registry};
+use amhandler::{Am, Registry};
 use comm_ofi::{AmoOp, AmoRequest, AmoType, Comm, GlobalAddr, Locale};
 use pgas_tests::{e, expect::MCM_SIZES, passed};
 use std::process::ExitCode;
@@ -56,6 +56,15 @@ impl Probe {
             .execute_on(t, self.read_word, &addr.to_le_bytes())
             .map_err(e("on-statement"))?;
         Ok(u64::from_le_bytes(r[..8].try_into().map_err(e("reply"))?))
+    }
+
+    /// Every other locale, with `base`'s symmetric address there.
+    fn peers(&self, base: GlobalAddr) -> R<Vec<(Locale, GlobalAddr)>> {
+        let me = self.comm.here();
+        (0..self.comm.num_locales())
+            .filter(|&t| t != me)
+            .map(|t| Ok((t, self.comm.symmetric(base, t).map_err(e("symmetric"))?)))
+            .collect()
     }
 
     /// The sizes of RAW and MP-AM, with their labels.
@@ -103,10 +112,8 @@ impl Probe {
     }
 
     fn waw(&self, base: GlobalAddr) -> R {
-        let n = self.comm.num_locales();
         let me = self.comm.here();
-        for t in (0..n).filter(|&t| t != me) {
-            let x = self.comm.symmetric(base, t).map_err(e("symmetric"))?;
+        for (t, x) in self.peers(base)? {
             for round in 0..self.rounds {
                 let k = 8u64;
                 let stamp = |i: u64| (round as u64) << 32 | i;
@@ -150,10 +157,8 @@ impl Probe {
     }
 
     fn mp_am(&self, base: GlobalAddr) -> R {
-        let n = self.comm.num_locales();
         let me = self.comm.here();
-        for t in (0..n).filter(|&t| t != me) {
-            let d = self.comm.symmetric(base, t).map_err(e("symmetric"))?;
+        for (t, d) in self.peers(base)? {
             for (size, label) in self.sizes() {
                 for round in 0..self.rounds {
                     let v: Vec<u8> = (0..size).map(|i| (i * 3 + round + me) as u8).collect();
@@ -184,10 +189,8 @@ impl Probe {
     }
 
     fn amo_visible(&self, base: GlobalAddr) -> R {
-        let n = self.comm.num_locales();
         let me = self.comm.here();
-        for t in (0..n).filter(|&t| t != me) {
-            let c = self.comm.symmetric(base, t).map_err(e("symmetric"))?;
+        for (t, c) in self.peers(base)? {
             let before = self.remote_word(t, c.addr)?;
             for round in 1..=self.rounds as u64 {
                 self.am
@@ -362,14 +365,7 @@ fn run() -> R<(Locale, String)> {
                 .to_vec()
         })
         .map_err(e("register"))?;
-    let am = amhandler::start_with(
-        comm.clone(),
-        Options {
-            registry: reg,
-            ..Default::default()
-        },
-    )
-    .map_err(e("AM layer"))?;
+    let am = pgas_tests::start_am(&comm, reg)?;
     let unbound = std::env::var_os("MCM_PROBE_UNBOUND").is_some();
     if !unbound {
         comm.bind_worker(0).map_err(e("bind_worker"))?;
@@ -455,16 +451,10 @@ fn run() -> R<(Locale, String)> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok((here, line)) => {
-            if here == 0 {
-                println!("{line}");
-            }
-            ExitCode::SUCCESS
+    let r = run().map(|(here, line)| {
+        if here == 0 {
+            println!("{line}");
         }
-        Err(m) => {
-            eprintln!("mcm_probe: {m}");
-            ExitCode::FAILURE
-        }
-    }
+    });
+    pgas_tests::exit("mcm_probe", r)
 }

@@ -22,11 +22,7 @@ static SINCE_MS: AtomicU64 = AtomicU64::new(0);
 const STALL: Duration = Duration::from_secs(20);
 
 fn run() -> Result<(), String> {
-    let rounds: u64 = std::env::args()
-        .nth(1)
-        .map(|s| s.parse().map_err(|_| format!("bad round count {s:?}")))
-        .transpose()?
-        .unwrap_or(1000);
+    let rounds: u64 = pgas_tests::arg(1, "round count", 1000)?;
     let rt = Builder::new().init().map_err(|e| e.to_string())?;
     let oob = rt.comm().oob();
     let t0 = Instant::now();

@@ -35,6 +35,7 @@
 //! an error naming it; at the end locale 0 prints `soak ok: ...`.
 
 use pgas_tests::e;
+use pgas_tests::litmus::rng::Rng;
 use runtime_shim::{Builder, GlobalLock, ReduceOp, Runtime};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -49,20 +50,6 @@ const MAX_BYTES: usize = 64 << 10;
 const PARTS: [&str; 6] = ["rma", "atomics", "on", "lock", "tasks", "collectives"];
 /// Tasks spawned per round.
 const TASKS: usize = 4;
-
-/// xorshift64*: each locale's own sequence.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// The bytes locale `me` writes in round `round`: nobody else's pattern.
 fn pattern(me: usize, round: u64, len: usize) -> Vec<u8> {
@@ -174,8 +161,8 @@ impl Soak {
 
     fn rma(&self, rng: &mut Rng, round: u64) -> R {
         let rt = self.rt;
-        let t = rng.below(self.n);
-        let len = 8 << rng.below(14); // 8 B .. 64 KiB
+        let t = rng.index(self.n);
+        let len = 8 << rng.index(14); // 8 B .. 64 KiB
         let want = pattern(self.me, round, len);
         let at = self.my_region(t)?;
         rt.put(at, &want).map_err(e("put"))?;
@@ -186,8 +173,8 @@ impl Soak {
                 "round {round}: GET of {len} bytes from locale {t} differs from the PUT"
             ));
         }
-        let t = rng.below(self.n);
-        let len = 1 + rng.below(MAX_BYTES);
+        let t = rng.index(self.n);
+        let len = 1 + rng.index(MAX_BYTES);
         let want = pattern(self.me, round + 1, len);
         let at = self.my_region(t)?;
         rt.put_nb(at, want.clone())
@@ -210,10 +197,10 @@ impl Soak {
 
     fn atomics(&self, rng: &mut Rng) -> R {
         let rt = self.rt;
-        let t = rng.below(self.n);
+        let t = rng.index(self.n);
         let c = self.counters.at(t).map_err(e("counters"))?;
         rt.atomic(c).fetch_add(1).map_err(e("fetch-add"))?;
-        let t = rng.below(self.n);
+        let t = rng.index(self.n);
         let c = self.counters.at(t).map_err(e("counters"))?.add(1);
         rt.am()
             .amo_via_am(
@@ -232,7 +219,7 @@ impl Soak {
 
     fn on_statements(&self, rng: &mut Rng, round: u64) -> R {
         let rt = self.rt;
-        let t = rng.below(self.n);
+        let t = rng.index(self.n);
         let got = rt
             .on(t, self.echo, &round.to_le_bytes())
             .map_err(e("on-statement"))?;
@@ -241,7 +228,7 @@ impl Soak {
                 "round {round}: on-statement on {t} answered {got:?}"
             ));
         }
-        let t = rng.below(self.n);
+        let t = rng.index(self.n);
         rt.on_nb(t, self.bump, &[]).map_err(e("non-blocking on"))?;
         self.count(2);
         Ok(())
@@ -378,7 +365,8 @@ fn run() -> R {
         let (ops, stop, comm) = (ops.clone(), stop.clone(), rt.comm().clone());
         std::thread::spawn(move || sampler(me, Duration::from_secs(every), ops, stop, comm))
     };
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ ((me as u64 + 1) << 32));
+    // Each locale's own sequence.
+    let mut rng = Rng::new(&[me as u64]);
     let t0 = Instant::now();
     let mut rounds = 0u64;
     let worked = (|| -> R {

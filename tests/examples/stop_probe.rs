@@ -23,11 +23,7 @@ const INC: FnId = fn_id("stop_probe.inc");
 const SLOW: Duration = Duration::from_millis(50);
 
 fn run() -> Result<(), String> {
-    let secs: f64 = std::env::args()
-        .nth(1)
-        .map(|s| s.parse().map_err(|_| format!("bad seconds {s:?}")))
-        .transpose()?
-        .unwrap_or(20.0);
+    let secs: f64 = pgas_tests::arg(1, "seconds", 20.0)?;
     let b = Builder::new();
     b.register("stop_probe.inc", |_, a| {
         pod::to_bytes(&(pod::from_bytes::<u64>(a).unwrap_or(0) + 1))

@@ -28,20 +28,25 @@ pub(crate) fn profile_args() -> Vec<&'static str> {
     }
 }
 
-/// Builds pgasrun and every example of the workspace once per test process.
+/// Builds pgasrun, every example and the C libraries once per test
+/// process: the workspace's one selection (`scripts/build`), whole, as one
+/// package alone resolves its dependencies' features differently and
+/// rebuilds them (and the workspace after it); a build of the examples
+/// makes only the rlib a dependency needs, `--lib` the cdylibs and
+/// staticlibs.
 pub fn build_once() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
         let status = Command::new(cargo)
-            .args(["build", "--workspace", "--bins", "--examples", "--quiet"])
+            .args(["build", "--quiet", "--workspace", "--lib", "--bins"])
+            .arg("--examples")
             .args(profile_args())
             .arg("--manifest-path")
-            .arg(manifest)
+            .arg(workspace().join("Cargo.toml"))
             .status()
             .expect("run cargo build");
-        assert!(status.success(), "building launcher and examples failed");
+        assert!(status.success(), "building the workspace failed");
     });
 }
 
@@ -51,34 +56,9 @@ pub fn workspace() -> PathBuf {
 }
 
 /// Builds the launcher, the examples and the C libraries once per test
-/// process. The whole workspace, as the harness builds it: one package
-/// alone resolves its dependencies' features differently and rebuilds them
-/// (and the workspace after it); a build of the examples makes only the
-/// rlib a dependency needs, `--lib` the cdylibs and staticlibs.
+/// process ([`build_once`] builds them all).
 pub fn build_libraries() {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        build_once();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "--workspace",
-                "--lib",
-                "--bins",
-                "--examples",
-            ])
-            .args(profile_args())
-            .arg("--manifest-path")
-            .arg(workspace().join("Cargo.toml"))
-            .status()
-            .expect("run cargo build");
-        assert!(
-            status.success(),
-            "building the C libraries (runtime shim, OpenSHMEM) failed"
-        );
-    });
+    build_once();
 }
 
 /// The C shared library's SONAME is `libpgas_shim.so.0`

@@ -64,20 +64,34 @@ pub fn every_mode() -> Vec<Cell> {
     ]
 }
 
+/// A row of a cell table: each (provider, mode) of `cells` with `env`,
+/// labelled `label`.
+pub fn labelled(
+    label: &'static str,
+    env: &[(&'static str, &'static str)],
+    cells: &[(&'static str, &'static str)],
+) -> Vec<Cell> {
+    cells
+        .iter()
+        .map(|&(provider, mode)| Cell {
+            env: env.to_vec(),
+            label,
+            ..cell(provider, mode)
+        })
+        .collect()
+}
+
 /// The intra-node mapped path (`PGAS_LOCAL_PATH=mapped`), every mode once.
 pub fn mapped_path() -> Vec<Cell> {
-    [
-        ("shm", "message-order"),
-        ("shm", "delivery-complete"),
-        ("sockets", "message-order-fence"),
-    ]
-    .into_iter()
-    .map(|(provider, mode)| Cell {
-        env: vec![("PGAS_LOCAL_PATH", "mapped")],
-        label: "mapped path",
-        ..cell(provider, mode)
-    })
-    .collect()
+    labelled(
+        "mapped path",
+        &[("PGAS_LOCAL_PATH", "mapped")],
+        &[
+            ("shm", "message-order"),
+            ("shm", "delivery-complete"),
+            ("sockets", "message-order-fence"),
+        ],
+    )
 }
 
 /// Two simulated hosts, a,b,a,b, on the mapped path: L0 and L2 map each
@@ -113,5 +127,13 @@ mod tests {
         let plain = cell("shm", "message-order").job_env("3", &[]);
         assert!(plain.contains(&("PGAS_NUM_WORKERS", "3")));
         assert_eq!(plain[0], ("PGAS_PROVIDER", "shm"));
+    }
+
+    #[test]
+    fn a_labelled_row_gives_each_cell_the_env_and_label() {
+        let row = labelled("x", &[("K", "v")], &[("shm", "a"), ("sockets", "b")]);
+        let texts: Vec<String> = row.iter().map(Cell::text).collect();
+        assert_eq!(texts, ["shm a x", "sockets b x"]);
+        assert!(row.iter().all(|c| c.env == [("K", "v")]));
     }
 }

@@ -9,6 +9,18 @@
 //! stay visible in the printed line. A probe that skips a check, or makes
 //! one nobody expects, fails its test.
 
+/// The scenarios of `shim_probe` (its `all`), in the order it runs them:
+/// each prints `shim_probe NAME ok on PROVIDER`.
+pub const SHIM_PROBE_SCENARIOS: [&str; 7] = [
+    "atomics",
+    "nb",
+    "strided",
+    "tasks",
+    "unordered",
+    "collectives",
+    "bad",
+];
+
 /// The sizes `rma_probe` moves, by the labels it prints them with.
 pub const RMA_SIZES: [&str; 5] = ["1", "8", "inject+1", "64KiB", "4MiB"];
 

@@ -8,6 +8,7 @@
 pub mod cbuild;
 pub mod cells;
 pub mod expect;
+pub mod job;
 pub mod litmus;
 /// The C / OpenSHMEM front end of the litmus engine, by its older name.
 pub use litmus::front::c as litmus_c;
@@ -37,6 +38,32 @@ macro_rules! passed {
     };
 }
 
+/// One `#[test]` per provider of [`PROVIDERS`], each calling `$f` with its
+/// provider, named in the list's order (shm, tcp;ofi_rxm, udp;ofi_rxd,
+/// sockets): `per_provider!(|p| probe(p, &[]); rma_shm, rma_tcp_rxm,
+/// rma_udp_rxd, rma_sockets);`.
+#[macro_export]
+macro_rules! per_provider {
+    ($f:expr; $shm:ident, $tcp:ident, $udp:ident, $sockets:ident $(,)?) => {
+        #[test]
+        fn $shm() {
+            ($f)($crate::PROVIDERS[0])
+        }
+        #[test]
+        fn $tcp() {
+            ($f)($crate::PROVIDERS[1])
+        }
+        #[test]
+        fn $udp() {
+            ($f)($crate::PROVIDERS[2])
+        }
+        #[test]
+        fn $sockets() {
+            ($f)($crate::PROVIDERS[3])
+        }
+    };
+}
+
 /// For the probe programs: an error mapper naming the step,
 /// `.map_err(e("alloc_all"))` -> `"alloc_all: <error>"`.
 pub fn e<E: std::fmt::Display>(what: &str) -> impl Fn(E) -> String + '_ {
@@ -55,6 +82,47 @@ pub fn exit(name: &str, r: Result<(), String>) -> std::process::ExitCode {
     }
 }
 
+/// The start of a probe program: the runtime, with the bodies `register`
+/// adds to its builder. On an error, says `"<name>: <error>"` (`"<name>:
+/// cannot start: <error>"`) on stderr and hands back the exit status: 1
+/// for a registration, 3 for the start.
+pub fn start(
+    name: &str,
+    register: impl FnOnce(&runtime_shim::Builder) -> runtime_shim::Result<()>,
+) -> Result<&'static runtime_shim::Runtime, std::process::ExitCode> {
+    let b = runtime_shim::Builder::new();
+    if let Err(x) = register(&b) {
+        eprintln!("{name}: {x}");
+        return Err(std::process::ExitCode::FAILURE);
+    }
+    b.init().map_err(|x| {
+        eprintln!("{name}: cannot start: {x}");
+        std::process::ExitCode::from(3)
+    })
+}
+
+/// For the probe programs: the AM layer over `comm`, with the bodies of
+/// `registry` in place before any request can arrive.
+pub fn start_am(
+    comm: &std::sync::Arc<comm_ofi::Comm>,
+    registry: amhandler::Registry,
+) -> Result<std::sync::Arc<amhandler::Am>, String> {
+    let options = amhandler::Options {
+        registry,
+        ..Default::default()
+    };
+    amhandler::start_with(comm.clone(), options).map_err(e("AM layer"))
+}
+
+/// For the probe programs: argument `i` (1 is the first) parsed, `default`
+/// when there is none, `Err("bad <what> <arg>")` when it does not parse.
+pub fn arg<T: std::str::FromStr>(i: usize, what: &str, default: T) -> Result<T, String> {
+    match std::env::args().nth(i) {
+        Some(s) => s.parse().map_err(|_| format!("bad {what} {s:?}")),
+        None => Ok(default),
+    }
+}
+
 /// The end of a probe program: locale 0 prints `"<what> ok: <detail>,
 /// <provider> <mode>"` (the line its test looks for), then the locale
 /// finalizes.
@@ -70,23 +138,17 @@ pub fn finish(rt: &runtime_shim::Runtime, what: &str, detail: &str) -> Result<()
 /// cores), within `timeout`; asserts that it exited cleanly and that locale
 /// 0 printed `am_probe <ARGS[0]> ok on <provider>`. Returns the run.
 pub fn am_probe(provider: &str, args: &[&str], extra: &[(&str, &str)], timeout: Duration) -> Run {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut env = vec![("PGAS_PROVIDER", provider)];
-    env.extend_from_slice(extra);
-    let run = launch(3, &example("am_probe"), args, &env, timeout);
-    let what = format!("am_probe {args:?} on {provider} {extra:?}");
-    run.assert_ok(&what);
-    let ok = format!("am_probe {} ok on {provider}", args[0]);
-    assert!(
-        run.stdout.contains(&ok),
-        "{what}: no '{ok}': {}",
-        run.stdout
-    );
-    run
+    Job::example("am_probe", 3)
+        .args(args)
+        .provider(provider)
+        .env(extra)
+        .secs(timeout.as_secs())
+        .serial()
+        .passes(&[format!("am_probe {} ok on {provider}", args[0])])
 }
 
 pub use cbuild::{build_once, compile_c, shim_soname_link, target_dir};
+pub use job::Job;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -4,33 +4,29 @@
 //! AM environment values are errors naming the variable and value.
 //! Program: `amhandler/examples/am_probe.rs`.
 
-use pgas_tests::{example, launch};
-use std::sync::Mutex;
+use pgas_tests::cbuild::one_job;
+use pgas_tests::Job;
 use std::time::{Duration, Instant};
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn died_while_waited_on(provider: &str) {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+/// Runs `am_probe SCENARIO` on `n` locales of `provider`, one job at a
+/// time: it must fail within 20 s naming every one of `needles`.
+fn fails_quickly(n: usize, provider: &str, scenario: &str, needles: &[&str]) -> pgas_tests::Run {
+    let _one = one_job();
     let t0 = Instant::now();
-    let run = launch(
-        3,
-        &example("am_probe"),
-        &["die"],
-        &[("PGAS_PROVIDER", provider)],
-        Duration::from_secs(120),
-    );
+    let run = Job::example("am_probe", n)
+        .args(&[scenario])
+        .provider(provider)
+        .fails_naming(needles);
     let took = t0.elapsed();
-    assert!(!run.ok(), "job survived a dead locale: {run:?}");
     assert!(
         took < Duration::from_secs(20),
         "job took {took:?} to fail (the launcher timeout is 120 s): {run:?}"
     );
-    assert!(
-        run.stderr.contains("locale 2") && run.stderr.contains("exited with status 3"),
-        "failure message does not name the dead locale: {}",
-        run.stderr
-    );
+    run
+}
+
+fn died_while_waited_on(provider: &str) {
+    let run = fails_quickly(3, provider, "die", &["locale 2", "exited with status 3"]);
     assert!(!run.stdout.contains("am_probe die ok"), "{}", run.stdout);
 }
 
@@ -46,23 +42,8 @@ fn dead_locale_fails_the_job_tcp_rxm() {
 
 #[test]
 fn unknown_body_id_brings_the_job_down() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let t0 = Instant::now();
-    let run = launch(
-        2,
-        &example("am_probe"),
-        &["unknown"],
-        &[("PGAS_PROVIDER", "shm")],
-        Duration::from_secs(120),
-    );
-    assert!(!run.ok(), "{run:?}");
-    assert!(t0.elapsed() < Duration::from_secs(20), "{run:?}");
     let id = format!("{:#x}", amhandler_id("only_on_0"));
-    assert!(
-        run.stderr.contains(&id) && run.stderr.contains("no body is registered"),
-        "message does not name the id {id}: {}",
-        run.stderr
-    );
+    fails_quickly(2, "shm", "unknown", &[&id, "no body is registered"]);
 }
 
 /// The name-derived id of amhandler (FNV-1a 64 with bit 63 set), restated
@@ -75,7 +56,7 @@ fn amhandler_id(name: &str) -> u64 {
 
 #[test]
 fn bad_am_environment_values_are_named() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = one_job();
     for (var, val) in [
         ("PGAS_AM_LZ_SIZE", "12Q"),
         ("PGAS_AM_LZ_SIZE", "32K"),
@@ -85,18 +66,11 @@ fn bad_am_environment_values_are_named() {
         ("PGAS_AMO_VIA_AM", "perhaps"),
         ("PGAS_AM_DONE", "pigeon"),
     ] {
-        let run = launch(
-            2,
-            &example("am_probe"),
-            &["kinds"],
-            &[("PGAS_PROVIDER", "shm"), (var, val)],
-            Duration::from_secs(60),
-        );
-        assert!(!run.ok(), "{var}={val} accepted: {run:?}");
-        assert!(
-            run.stderr.contains(var) && run.stderr.contains(val),
-            "{var}={val}: message does not name them: {}",
-            run.stderr
-        );
+        Job::example("am_probe", 2)
+            .args(&["kinds"])
+            .provider("shm")
+            .env(&[(var, val)])
+            .secs(60)
+            .fails_naming(&[var, val]);
     }
 }

@@ -23,25 +23,7 @@ fn kinds(provider: &str, extra: &[(&str, &str)]) {
     );
 }
 
-#[test]
-fn kinds_shm() {
-    kinds("shm", &[]);
-}
-
-#[test]
-fn kinds_tcp_rxm() {
-    kinds("tcp;ofi_rxm", &[]);
-}
-
-#[test]
-fn kinds_udp_rxd() {
-    kinds("udp;ofi_rxd", &[]);
-}
-
-#[test]
-fn kinds_sockets() {
-    kinds("sockets", &[]);
-}
+pgas_tests::per_provider!(|p| kinds(p, &[]); kinds_shm, kinds_tcp_rxm, kinds_udp_rxd, kinds_sockets);
 
 /// The original's done path: PUT reply, force visible, PUT done word.
 #[test]

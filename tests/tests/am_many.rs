@@ -32,25 +32,7 @@ fn many(provider: &str) {
     );
 }
 
-#[test]
-fn many_shm() {
-    many("shm");
-}
-
-#[test]
-fn many_tcp_rxm() {
-    many("tcp;ofi_rxm");
-}
-
-#[test]
-fn many_udp_rxd() {
-    many("udp;ofi_rxd");
-}
-
-#[test]
-fn many_sockets() {
-    many("sockets");
-}
+pgas_tests::per_provider!(many; many_shm, many_tcp_rxm, many_udp_rxd, many_sockets);
 
 /// The smallest landing zone (64K) retires and reposts its halves hundreds
 /// of times under a flood of small AMs. (On shm this hung before the poller

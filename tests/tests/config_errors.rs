@@ -1,19 +1,13 @@
 //! Bad environment values and impossible provider/mode combinations are
 //! clear errors naming the value and what is available, never hangs.
 
-use pgas_tests::{example, launch};
-use std::time::Duration;
+use pgas_tests::{example, Job};
 
 fn fails_with(env: &[(&str, &str)], needles: &[&str]) {
-    let run = launch(2, &example("rma_probe"), &[], env, Duration::from_secs(60));
-    assert!(!run.ok(), "{env:?} was accepted:\n{}", run.stdout);
-    for n in needles {
-        assert!(
-            run.stderr.contains(n),
-            "{env:?}: stderr does not mention {n:?}:\n{}",
-            run.stderr
-        );
-    }
+    Job::example("rma_probe", 2)
+        .env(env)
+        .secs(60)
+        .fails_naming(needles);
 }
 
 #[test]
@@ -64,19 +58,15 @@ fn bad_mapped_path_and_thread_knobs() {
 
 /// Runs `probe` on `n` locales through a shell that sets `var=value` on the
 /// last locale only (pgasrun gives every locale the same environment).
-fn last_locale_differs(n: usize, probe: &str, var: &str, value: &str) -> pgas_tests::Run {
+fn last_locale_differs(n: usize, probe: &str, var: &str, value: &str) -> Job {
     let script = format!(
         "if [ \"$PGAS_RANK\" = {} ]; then export {var}={value}; fi; exec \"$0\"",
         n - 1
     );
     let prog = example(probe);
-    launch(
-        n,
-        std::path::Path::new("/bin/sh"),
-        &["-c", &script, prog.to_str().expect("utf-8 path")],
-        &[],
-        Duration::from_secs(60),
-    )
+    Job::new("/bin/sh".into(), n)
+        .args(&["-c", &script, prog.to_str().expect("utf-8 path")])
+        .secs(60)
 }
 
 /// Knobs that decide how atomics are carried must agree job-wide: a locale
@@ -90,18 +80,10 @@ fn locales_that_disagree_on_atomic_routes_are_refused() {
         ("rma_probe", "PGAS_LOCAL_PATH", "mapped", "\"fabric\""),
         ("p2p_probe", "PGAS_AM_AMO_DELAY", "0", "\"1\""),
     ] {
-        let run = last_locale_differs(3, probe, var, value);
-        assert!(!run.ok(), "{var} differing was accepted:\n{}", run.stdout);
-        for needle in [
+        last_locale_differs(3, probe, var, value).fails_naming(&[
             format!("{var} must be the same on every locale"),
             format!("locales 0-1 have {others}"),
             format!("locale 2 has \"{value}\""),
-        ] {
-            assert!(
-                run.stderr.contains(&needle),
-                "{var}: stderr does not say {needle:?}:\n{}",
-                run.stderr
-            );
-        }
+        ]);
     }
 }

@@ -16,13 +16,9 @@
 //! test. `faults_tally` lines (printed with `--nocapture`) count what was
 //! tried.
 
-use pgas_tests::{compile_c, example, launch, mpirun_launch, Run, PROVIDERS};
-use std::sync::Mutex;
+use pgas_tests::cbuild::one_job;
+use pgas_tests::{compile_c, example, launch, mpirun_launch, Job, Run, PROVIDERS};
 use std::time::{Duration, Instant};
-
-/// One job at a time: the timing bounds assume the machine is not shared
-/// with another multi-process test of this file.
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Where the others wait for the victim.
 const POINTS: [&str; 4] = ["barrier", "on", "get", "amo"];
@@ -64,8 +60,10 @@ enum Launcher {
     Mpirun,
 }
 
+/// One job at a time (the timing bounds assume the machine is not shared
+/// with another multi-process test of this file), timed.
 fn run(launcher: Launcher, n: usize, args: &[&str], env: &[(&str, &str)]) -> (Run, Duration) {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = one_job();
     let t0 = Instant::now();
     let prog = example("fault_probe");
     match launcher {
@@ -78,6 +76,15 @@ fn run(launcher: Launcher, n: usize, args: &[&str], env: &[(&str, &str)]) -> (Ru
             (r.run, r.elapsed)
         }
     }
+}
+
+/// `fault_probe ARGS` on `n` locales under pgasrun, one job at a time.
+fn probe(n: usize, args: &[&str], env: &[(&str, &str)]) -> Job {
+    Job::example("fault_probe", n)
+        .args(args)
+        .env(env)
+        .secs(limit().as_secs())
+        .serial()
 }
 
 fn tally(what: &str, n: usize) {
@@ -217,16 +224,9 @@ fn faults_on_every_provider_under_mpirun() {
 /// Runs a bad-input scenario; it must succeed (every locale saw the errors
 /// it should) and print `PREFIX bad input:` lines, each naming something.
 fn bad_input(provider: &str, n: usize, scenario: &str, env: &[(&str, &str)], at_least: usize) {
-    let mut e = vec![("PGAS_PROVIDER", provider)];
-    e.extend_from_slice(env);
-    let (r, took) = run(Launcher::Pgasrun, n, &[scenario], &e);
-    let ctx = format!("fault_probe {scenario} on {provider} x{n} {env:?} ({took:?})");
-    assert_ne!(r.code, Some(124), "{ctx}: HANG: {r:?}");
-    r.assert_ok(&ctx);
-    assert!(
-        r.stdout.contains(&format!("fault_probe {scenario} ok")),
-        "{ctx}: no ok line: {r:?}"
-    );
+    let job = probe(n, &[scenario], env).provider(provider);
+    let ctx = job.what();
+    let r = job.passes(&[format!("fault_probe {scenario} ok")]);
     let lines = r.stdout.matches("fault_probe bad input:").count();
     assert!(
         lines >= at_least,
@@ -288,13 +288,7 @@ fn check_mode_catches_accesses_past_an_allocation() {
 fn without_check_mode_the_overrun_lands_in_the_neighbour() {
     // The negative control of the check above: the same PUT, unchecked,
     // silently overwrites the next allocation.
-    let (r, _) = run(
-        Launcher::Pgasrun,
-        2,
-        &["overrun"],
-        &[("PGAS_PROVIDER", "shm")],
-    );
-    r.assert_ok("overrun");
+    let r = probe(2, &["overrun"], &[]).provider("shm").succeeds();
     assert_eq!(
         r.stdout.matches("overwrote the next one").count(),
         2,
@@ -304,17 +298,9 @@ fn without_check_mode_the_overrun_lands_in_the_neighbour() {
 
 #[test]
 fn bad_check_value_is_named() {
-    let (r, _) = run(
-        Launcher::Pgasrun,
-        2,
-        &["ok"],
-        &[("PGAS_PROVIDER", "shm"), ("PGAS_CHECK", "sometimes")],
-    );
-    assert!(!r.ok(), "{r:?}");
-    assert!(
-        r.stderr.contains("PGAS_CHECK") && r.stderr.contains("sometimes"),
-        "{r:?}"
-    );
+    probe(2, &["ok"], &[("PGAS_CHECK", "sometimes")])
+        .provider("shm")
+        .fails_naming(&["PGAS_CHECK", "sometimes"]);
     tally("bad_inputs", 1);
 }
 
@@ -322,26 +308,14 @@ fn bad_check_value_is_named() {
 fn many_workers_fit_the_shm_address_vector() {
     // 64 workers used to fail in fi_av_open (shm holds 256 peers).
     for n in [2, 4] {
-        let (r, took) = run(
-            Launcher::Pgasrun,
-            n,
-            &["ok"],
-            &[("PGAS_PROVIDER", "shm"), ("PGAS_NUM_WORKERS", "64")],
-        );
-        r.assert_ok(&format!("64 workers x {n} locales on shm ({took:?})"));
-        assert!(r.stdout.contains("64 workers"), "{r:?}");
+        probe(n, &["ok"], &[("PGAS_NUM_WORKERS", "64")])
+            .provider("shm")
+            .passes(&["64 workers"]);
     }
     // What cannot fit is an error naming the variables and the limit.
-    let (r, _) = run(
-        Launcher::Pgasrun,
-        4,
-        &["ok"],
-        &[("PGAS_PROVIDER", "shm"), ("PGAS_AM_HANDLERS", "64")],
-    );
-    assert!(!r.ok(), "{r:?}");
-    for needle in ["PGAS_AM_HANDLERS=64", "256", "4 locales"] {
-        assert!(r.stderr.contains(needle), "no {needle:?}: {r:?}");
-    }
+    let r = probe(4, &["ok"], &[("PGAS_AM_HANDLERS", "64")])
+        .provider("shm")
+        .fails_naming(&["PGAS_AM_HANDLERS=64", "256", "4 locales"]);
     assert!(!r.stderr.contains("fi_av_open"), "{r:?}");
     tally("bad_inputs", 3);
 }
@@ -367,21 +341,13 @@ fn pgasrun_refuses_options_given_twice() {
 fn c_abi_bad_input() {
     let prog = compile_c("faults", false);
     for (mode, check) in [("bad", "0"), ("check", "1")] {
-        let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let r = launch(
-            3,
-            &prog,
-            &[mode],
-            &[
-                ("PGAS_PROVIDER", "shm"),
-                ("PGAS_HEAP_SIZE", "32M"),
-                ("PGAS_CHECK", check),
-            ],
-            limit(),
-        );
-        assert_ne!(r.code, Some(124), "C faults {mode}: HANG: {r:?}");
-        r.assert_ok(&format!("C faults {mode}"));
-        assert!(r.stdout.contains(&format!("faults {mode} ok")), "{r:?}");
+        let r = Job::new(prog.clone(), 3)
+            .args(&[mode])
+            .provider("shm")
+            .env(&[("PGAS_HEAP_SIZE", "32M"), ("PGAS_CHECK", check)])
+            .secs(limit().as_secs())
+            .serial()
+            .passes(&[format!("faults {mode} ok")]);
         let lines = r.stdout.matches("faults bad input:").count();
         assert!(
             lines >= if mode == "bad" { 39 } else { 12 },

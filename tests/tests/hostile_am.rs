@@ -2,32 +2,17 @@
 //! each with a log line naming what is wrong and keeps serving the other
 //! locales (issue 39; docs/fuzzing.md). Program: `tests/examples/hostile_am.rs`.
 
-use pgas_tests::{example, launch};
-use std::sync::Mutex;
-use std::time::Duration;
-
-static SERIAL: Mutex<()> = Mutex::new(());
+use pgas_tests::Job;
 
 fn malformed_messages_are_dropped(provider: &str, path: &str) {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let run = launch(
-        3,
-        &example("hostile_am"),
-        &[],
-        &[
-            ("PGAS_PROVIDER", provider),
-            ("PGAS_LOCAL_PATH", path),
-            ("PGAS_LOG", "error"),
-        ],
-        Duration::from_secs(120),
-    );
-    run.assert_ok(&format!("hostile_am on {provider}"));
-    assert!(
-        run.stdout
-            .contains("hostile_am locale 1 dropped 14 malformed messages and served on"),
-        "{run:?}"
-    );
-    assert!(run.stdout.contains("hostile_am ok"), "{run:?}");
+    let run = Job::example("hostile_am", 3)
+        .provider(provider)
+        .env(&[("PGAS_LOCAL_PATH", path), ("PGAS_LOG", "error")])
+        .serial()
+        .passes(&[
+            "hostile_am locale 1 dropped 14 malformed messages and served on",
+            "hostile_am ok",
+        ]);
     // One log line per dropped message, each naming what was wrong.
     let drops = run.stderr.matches("dropped a ").count();
     assert_eq!(drops, 14, "log lines of dropped messages: {}", run.stderr);

@@ -3,21 +3,15 @@
 //! every provider, and teams + point-to-point through the C ABI
 //! (`tests/c/library_abi.c`, compiled with every warning an error) on two.
 
-use pgas_tests::{compile_c, example, launch, PROVIDERS};
-use std::time::Duration;
+use pgas_tests::{compile_c, Job, PROVIDERS};
 
 #[test]
 fn point_to_point_synchronisation_on_every_provider() {
     for p in PROVIDERS {
-        let r = launch(
-            3,
-            &example("p2p_probe"),
-            &[],
-            &[("PGAS_PROVIDER", p)],
-            Duration::from_secs(240),
-        );
-        r.assert_ok(&format!("p2p_probe on {p}"));
-        assert!(r.stdout.contains("p2p_probe ok: 3 locales"), "{}", r.stdout);
+        Job::example("p2p_probe", 3)
+            .provider(p)
+            .secs(240)
+            .passes(&["p2p_probe ok: 3 locales"]);
     }
 }
 
@@ -34,24 +28,11 @@ fn comm_diagnostics_count_what_was_issued() {
         ("udp;ofi_rxd", "message-order", "fabric"),
     ];
     for (p, mode, path) in cells {
-        let r = launch(
-            2,
-            &example("diag_probe"),
-            &[&format!("path={path}"), &format!("mode={mode}")],
-            &[
-                ("PGAS_PROVIDER", p),
-                ("PGAS_MCM_MODE", mode),
-                ("PGAS_LOCAL_PATH", path),
-            ],
-            Duration::from_secs(120),
-        );
-        r.assert_ok(&format!("diag_probe on {p} {mode} {path}"));
-        assert!(
-            r.stdout
-                .contains(&format!("diag_probe ok: 2 locales, {path} path, {mode}")),
-            "{}",
-            r.stdout
-        );
+        Job::example("diag_probe", 2)
+            .args(&[format!("path={path}"), format!("mode={mode}")])
+            .provider(p)
+            .env(&[("PGAS_MCM_MODE", mode), ("PGAS_LOCAL_PATH", path)])
+            .passes(&[format!("diag_probe ok: 2 locales, {path} path, {mode}")]);
     }
 }
 
@@ -68,20 +49,13 @@ fn static_data_is_remotely_addressable() {
         ("sockets", "fabric"),
     ];
     for (p, path) in cells {
-        let r = launch(
-            3,
-            &example("static_probe"),
-            &[],
-            &[("PGAS_PROVIDER", p), ("PGAS_LOCAL_PATH", path)],
-            Duration::from_secs(120),
-        );
-        r.assert_ok(&format!("static_probe on {p} {path}"));
-        for line in [
-            "static_probe ok: 3 locales",
-            "static_probe atomics ok: 15 entry points on statics",
-        ] {
-            assert!(r.stdout.contains(line), "{p} {path}: {}", r.stdout);
-        }
+        Job::example("static_probe", 3)
+            .provider(p)
+            .env(&[("PGAS_LOCAL_PATH", path)])
+            .passes(&[
+                "static_probe ok: 3 locales",
+                "static_probe atomics ok: 15 entry points on statics",
+            ]);
     }
 }
 
@@ -89,32 +63,18 @@ fn static_data_is_remotely_addressable() {
 fn teams_and_point_to_point_through_the_c_abi() {
     let prog = compile_c("library_abi", false);
     for (p, n) in [("shm", 4), ("tcp;ofi_rxm", 3)] {
-        let r = launch(
-            n,
-            &prog,
-            &[],
-            &[("PGAS_PROVIDER", p)],
-            Duration::from_secs(180),
-        );
-        r.assert_ok(&format!("library_abi on {p}"));
-        assert!(
-            r.stdout.contains(&format!("library_abi ok: {n} locales")),
-            "{}",
-            r.stdout
-        );
+        Job::new(prog.clone(), n)
+            .provider(p)
+            .secs(180)
+            .passes(&[format!("library_abi ok: {n} locales")]);
     }
 }
 
 #[test]
 fn pgas_info_lists_every_knob_and_pgas_log_installs_a_subscriber() {
-    let r = launch(
-        2,
-        &example("histogram"),
-        &[],
-        &[("PGAS_INFO", "1"), ("PGAS_LOG", "not a filter===")],
-        Duration::from_secs(120),
-    );
-    r.assert_ok("histogram with PGAS_INFO and a bad PGAS_LOG");
+    let r = Job::example("histogram", 2)
+        .env(&[("PGAS_INFO", "1"), ("PGAS_LOG", "not a filter===")])
+        .succeeds();
     // Every knob of the table, each on a line of its own.
     for k in comm_ofi::knobs::KNOBS.iter().map(|k| k.name) {
         assert!(

@@ -4,10 +4,9 @@
 //! stencils must agree to the printed digit.
 
 use pgas_tests::cbuild::{build_libraries, workspace};
-use pgas_tests::{example, launch, target_dir};
+use pgas_tests::{example, target_dir, Job};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 const PROVIDERS: [&str; 2] = ["shm", "tcp;ofi_rxm"];
 
@@ -32,15 +31,11 @@ fn c_examples() -> PathBuf {
 }
 
 fn run(program: &Path, n: usize, provider: &str) -> String {
-    let r = launch(
-        n,
-        program,
-        &[],
-        &[("PGAS_PROVIDER", provider)],
-        Duration::from_secs(180),
-    );
-    r.assert_ok(&format!("{} on {provider}", program.display()));
-    r.stdout
+    Job::new(program.to_path_buf(), n)
+        .provider(provider)
+        .secs(180)
+        .succeeds()
+        .stdout
 }
 
 #[test]

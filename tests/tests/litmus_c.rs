@@ -13,50 +13,22 @@
 //! writes it to a file). `LITMUS_C_CELLS=<text>` keeps the cells whose
 //! description contains the text.
 
+use pgas_tests::cbuild::{build_libraries, one_job, workspace};
 use pgas_tests::cells::{cell, every_mode, mapped_path, mixed_hosts, Cell};
 use pgas_tests::litmus_c::{allowed, catalogue, emit_c, parse, Api, CProg, PES};
-use pgas_tests::{build_once, launch, shim_soname_link, target_dir};
+use pgas_tests::{launch, shim_soname_link, target_dir};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn cargo_build(pkg: &str) {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut b = Command::new(cargo);
-    // The whole workspace, as the harness builds it: one package alone
-    // resolves its dependencies' features differently and rebuilds them
-    // (and the workspace after it); `pkg`'s library is among them.
-    b.args([
-        "build",
-        "--quiet",
-        "--workspace",
-        "--lib",
-        "--bins",
-        "--examples",
-    ]);
-    if target_dir().file_name().is_some_and(|n| n == "release") {
-        b.arg("--release");
-    }
-    let st = b
-        .arg("--manifest-path")
-        .arg(workspace().join("Cargo.toml"))
-        .status()
-        .expect("cargo build");
-    assert!(st.success(), "building {pkg} failed");
-}
 
 /// Generates, writes and compiles the program of `api`; returns its path.
 fn program(api: Api) -> PathBuf {
     static PROGS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     let (s, p) = PROGS.get_or_init(|| {
-        build_once();
+        build_libraries();
         let dir = target_dir();
         let mut out = Vec::new();
         for api in [Api::Shmem, Api::Pgas] {
@@ -64,18 +36,14 @@ fn program(api: Api) -> PathBuf {
             std::fs::write(&src, emit_c(api, &catalogue(api))).expect("write the generated C");
             let exe = dir.join(format!("litmus_c_{}", api.name()));
             let r = match api {
-                Api::Shmem => {
-                    cargo_build("pgas-shmem");
-                    Command::new(workspace().join("shmem/bin/oshcc"))
-                        .env("PGAS_SHMEM_LIBDIR", &dir)
-                        .args(["-std=c11", "-Wall", "-Werror", "-O2", "-o"])
-                        .arg(&exe)
-                        .arg(&src)
-                        .output()
-                        .expect("run oshcc")
-                }
+                Api::Shmem => Command::new(workspace().join("shmem/bin/oshcc"))
+                    .env("PGAS_SHMEM_LIBDIR", &dir)
+                    .args(["-std=c11", "-Wall", "-Werror", "-O2", "-o"])
+                    .arg(&exe)
+                    .arg(&src)
+                    .output()
+                    .expect("run oshcc"),
                 Api::Pgas => {
-                    cargo_build("runtime-shim");
                     shim_soname_link(&dir);
                     Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
                         .args(["-std=c11", "-Wall", "-Werror", "-O2", "-I"])
@@ -162,8 +130,7 @@ fn run_job(
     let it = iters.to_string();
     // One job at a time: 4 PEs on 2 cores already oversubscribe, and two
     // jobs at once (the two tests of this file) made each take minutes.
-    static ONE_JOB: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = one_job();
     let t0 = Instant::now();
     let run = launch(
         PES,

@@ -23,7 +23,7 @@
 //! soon as the cell ends, so a long run that is stopped keeps what it
 //! measured.
 
-use pgas_tests::cells::{cell, every_mode, mapped_path, mixed_hosts, Cell};
+use pgas_tests::cells::{cell, every_mode, labelled, mapped_path, mixed_hosts, Cell};
 use pgas_tests::litmus::generated as litmus_gen;
 use pgas_tests::{example, launch};
 use std::collections::BTreeMap;
@@ -32,14 +32,13 @@ use std::time::{Duration, Instant};
 
 /// Every provider x mode it honours, plus the mapped, CPU-route and unbound cells.
 fn cells() -> Vec<Cell> {
+    let cpu_route = [("PGAS_AMO_VIA_AM", "1")];
     let mut v = every_mode();
-    for (provider, mode) in [("shm", "message-order"), ("sockets", "message-order-fence")] {
-        v.push(Cell {
-            env: vec![("PGAS_AMO_VIA_AM", "1")],
-            label: "CPU-route atomics",
-            ..cell(provider, mode)
-        });
-    }
+    v.extend(labelled(
+        "CPU-route atomics",
+        &cpu_route,
+        &[("shm", "message-order"), ("sockets", "message-order-fence")],
+    ));
     // The intra-node mapped path (the default on one host; the harness
     // runs the provider path unless told): PUT/GET copies, CPU atomics, the
     // on-statements through the provider; every mode once. The heaps and,
@@ -47,23 +46,22 @@ fn cells() -> Vec<Cell> {
     // SIGNAL have static words); "mapped heaps only" keeps the path before
     // it, static data through the provider (`PGAS_LOCAL_PATH=mapped-heap`).
     v.extend(mapped_path());
-    v.push(Cell {
-        env: vec![("PGAS_LOCAL_PATH", "mapped-heap")],
-        label: "mapped heaps only",
-        ..cell("shm", "message-order")
-    });
-    for (provider, mode) in [
+    v.extend(labelled(
+        "mapped heaps only",
+        &[("PGAS_LOCAL_PATH", "mapped-heap")],
+        &[("shm", "message-order")],
+    ));
+    let tcp_shm = [
         ("tcp;ofi_rxm", "message-order"),
         ("shm", "delivery-complete"),
-    ] {
-        v.push(Cell {
-            // 2 + 1 handler + 3 workers wanted: 5 leaves the workers three
-            // shared contexts.
-            env: vec![("PGAS_MAX_TX_CONTEXTS", "5")],
-            label: "unbound workers",
-            ..cell(provider, mode)
-        });
-    }
+    ];
+    // 2 + 1 handler + 3 workers wanted: 5 leaves the workers three shared
+    // contexts.
+    v.extend(labelled(
+        "unbound workers",
+        &[("PGAS_MAX_TX_CONTEXTS", "5")],
+        &tcp_shm,
+    ));
     // Two simulated hosts, a,b,a,b: L0 and L2 map each other, as do L1 and
     // L3; every other pair takes the provider. Atomics are CPU atomics
     // job-wide (mapped words by the CPU, the others through AMs). Every
@@ -80,13 +78,14 @@ fn cells() -> Vec<Cell> {
         v.push(mixed_hosts(provider, mode));
     }
     // Atomics through AMs on providers that have native ones.
-    for mode in ["message-order", "delivery-complete"] {
-        v.push(Cell {
-            env: vec![("PGAS_AMO_VIA_AM", "1")],
-            label: "CPU-route atomics",
-            ..cell("tcp;ofi_rxm", mode)
-        });
-    }
+    v.extend(labelled(
+        "CPU-route atomics",
+        &cpu_route,
+        &[
+            ("tcp;ofi_rxm", "message-order"),
+            ("tcp;ofi_rxm", "delivery-complete"),
+        ],
+    ));
     // One worker: a waiting task runs the others (help-while-waiting), so
     // task ends happen inside another task's settle (the NESTED family).
     for (provider, env) in [
@@ -104,27 +103,22 @@ fn cells() -> Vec<Cell> {
     }
     // The AM layer's other shapes: two handler threads (non-fetching AMOs
     // via AM are then not postponed), 'done' by PUT.
-    v.push(Cell {
-        env: vec![("PGAS_AM_HANDLERS", "2"), ("PGAS_AMO_VIA_AM", "1")],
-        label: "2 AM handlers",
-        ..cell("tcp;ofi_rxm", "message-order")
-    });
-    v.push(Cell {
-        env: vec![("PGAS_AM_DONE", "put"), ("PGAS_AMO_VIA_AM", "1")],
-        label: "done by PUT",
-        ..cell("shm", "message-order")
-    });
+    v.extend(labelled(
+        "2 AM handlers",
+        &[("PGAS_AM_HANDLERS", "2"), ("PGAS_AMO_VIA_AM", "1")],
+        &[("tcp;ofi_rxm", "message-order")],
+    ));
+    v.extend(labelled(
+        "done by PUT",
+        &[("PGAS_AM_DONE", "put"), ("PGAS_AMO_VIA_AM", "1")],
+        &[("shm", "message-order")],
+    ));
     // Transfers cut into 4 KiB pieces (the over-max-msg programs: 10 KiB).
-    for (provider, mode) in [
-        ("tcp;ofi_rxm", "message-order"),
-        ("shm", "delivery-complete"),
-    ] {
-        v.push(Cell {
-            env: vec![("PGAS_MAX_MSG_SIZE", "4096")],
-            label: "chunked transfers",
-            ..cell(provider, mode)
-        });
-    }
+    v.extend(labelled(
+        "chunked transfers",
+        &[("PGAS_MAX_MSG_SIZE", "4096")],
+        &tcp_shm,
+    ));
     v
 }
 

@@ -10,30 +10,18 @@
 //! * locales that called `finalize` keep answering GETs, atomics and
 //!   on-statements of a peer still working (the finalizing thread parks).
 
-use pgas_tests::{example, launch};
-use std::time::Duration;
+use pgas_tests::Job;
 
 fn probe(provider: &str, what: &str, rounds: &str, extra: &[(&str, &str)]) {
     probe_n(2, provider, what, rounds, extra)
 }
 
 fn probe_n(n: usize, provider: &str, what: &str, rounds: &str, extra: &[(&str, &str)]) {
-    let mut env = vec![("PGAS_PROVIDER", provider)];
-    env.extend_from_slice(extra);
-    let run = launch(
-        n,
-        &example("liveness"),
-        &[what, rounds],
-        &env,
-        Duration::from_secs(120),
-    );
-    run.assert_ok(&format!("liveness {what} on {provider} {extra:?}"));
-    assert!(
-        run.stdout
-            .contains(&format!("liveness {what} ok: {rounds} rounds")),
-        "{}",
-        run.stdout
-    );
+    Job::example("liveness", n)
+        .args(&[what, rounds])
+        .provider(provider)
+        .env(extra)
+        .passes(&[format!("liveness {what} ok: {rounds} rounds")]);
 }
 
 #[test]

@@ -8,26 +8,28 @@
 //! path, `mapped_probe mixed` its exact count of 2 x 3 x rounds updates per
 //! word, every pattern read back and an on-statement to every locale.
 
-use pgas_tests::{example, expect, launch, Run};
-use std::time::Duration;
+use pgas_tests::{expect, Job};
 
-fn run(n: usize, program: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut e = vec![("PGAS_VERBOSE", "1")];
-    e.extend_from_slice(env);
-    if !e.iter().any(|(k, _)| *k == "PGAS_LOCAL_PATH") {
-        e.push(("PGAS_LOCAL_PATH", "mapped"));
+/// `program ARGS` on `n` locales, verbose, on the mapped path unless `env`
+/// names another.
+fn job(n: usize, program: &str, args: &[&str], env: &[(&str, &str)]) -> Job {
+    let job = Job::example(program, n)
+        .args(args)
+        .env(&[("PGAS_VERBOSE", "1")])
+        .env(env)
+        .secs(180);
+    match env.iter().any(|(k, _)| *k == "PGAS_LOCAL_PATH") {
+        true => job,
+        false => job.env(&[("PGAS_LOCAL_PATH", "mapped")]),
     }
-    launch(n, &example(program), args, &e, Duration::from_secs(180))
 }
 
 /// Every locale maps every other one; PUT/GET at every size (1 B .. 4 MiB),
 /// every 64-bit AMO and the bad-input checks of the RMA probe pass.
 #[test]
 fn rma_and_atomics_between_co_located_locales() {
-    let r = run(3, "rma_probe", &[], &[("PGAS_PROVIDER", "shm")]);
-    r.assert_ok("rma_probe on the mapped path");
+    let r = job(3, "rma_probe", &[], &[("PGAS_PROVIDER", "shm")]).passes(&["rma_probe ok"]);
     r.assert_checks("rma_probe on the mapped path", &expect::rma_probe(3));
-    assert!(r.stdout.contains("rma_probe ok"), "{}", r.stdout);
     assert!(
         r.stderr
             .contains("mapped (2 of 2 co-located peers) local path")
@@ -42,8 +44,7 @@ fn rma_and_atomics_between_co_located_locales() {
 /// collectives, bad input) on the mapped path.
 #[test]
 fn shim_api_on_the_mapped_path() {
-    let r = run(3, "shim_probe", &["all"], &[("PGAS_PROVIDER", "shm")]);
-    r.assert_ok("shim_probe all on the mapped path");
+    let r = job(3, "shim_probe", &["all"], &[("PGAS_PROVIDER", "shm")]).succeeds();
     // Every scenario prints its own ok line; `bad` runs last.
     let oks = r
         .stdout
@@ -60,19 +61,11 @@ fn shim_api_on_the_mapped_path() {
 /// With `fabric`, nobody maps anybody and native atomics stay native.
 #[test]
 fn fabric_path_maps_nothing() {
-    let r = run(
-        2,
-        "mapped_probe",
-        &["paths"],
-        &[("PGAS_PROVIDER", "shm"), ("PGAS_LOCAL_PATH", "fabric")],
-    );
-    r.assert_ok("mapped_probe paths on the fabric path");
-    assert!(
-        r.stdout.contains("maps L0: [] atomics provider")
-            && r.stdout.contains("maps L1: [] atomics provider"),
-        "{}",
-        r.stdout
-    );
+    let env = [("PGAS_PROVIDER", "shm"), ("PGAS_LOCAL_PATH", "fabric")];
+    let r = job(2, "mapped_probe", &["paths"], &env).passes(&[
+        "maps L0: [] atomics provider",
+        "maps L1: [] atomics provider",
+    ]);
     assert!(r.stderr.contains("fabric local path"), "{}", r.stderr);
 }
 
@@ -85,39 +78,25 @@ fn fabric_path_maps_nothing() {
 /// (`FI_REMOTE_COMM`), so the two-host job runs on it.
 #[test]
 fn mixed_atomics_and_rma_one_host_and_two() {
-    let r = run(3, "mapped_probe", &["paths", "mixed"], &[]);
-    r.assert_ok("mapped_probe on one host");
+    let r = job(3, "mapped_probe", &["paths", "mixed"], &[])
+        .passes(&["maps L0: [1,2] atomics cpu", "mapped_probe mixed ok"]);
     r.assert_checks("mapped_probe on one host", &expect::mapped_mixed(3, 2000));
-    assert!(
-        r.stdout.contains("maps L0: [1,2] atomics cpu"),
-        "{}",
-        r.stdout
-    );
-    assert!(r.stdout.contains("mapped_probe mixed ok"), "{}", r.stdout);
 
-    let r = run(
-        3,
-        "mapped_probe",
-        &["paths", "mixed"],
-        &[
-            ("PGAS_TEST_HOSTNAMES", "a,a,b"),
-            ("PGAS_PROVIDER", "sockets"),
-            ("MAPPED_PROBE_ROUNDS", "500"),
-        ],
-    );
-    r.assert_ok("mapped_probe on two simulated hosts");
-    r.assert_checks(
-        "mapped_probe on two simulated hosts",
-        &expect::mapped_mixed(3, 500),
-    );
-    for want in [
+    let two_hosts = [
+        ("PGAS_TEST_HOSTNAMES", "a,a,b"),
+        ("PGAS_PROVIDER", "sockets"),
+        ("MAPPED_PROBE_ROUNDS", "500"),
+    ];
+    let r = job(3, "mapped_probe", &["paths", "mixed"], &two_hosts).passes(&[
         "maps L0: [1] atomics cpu",
         "maps L1: [0] atomics cpu",
         "maps L2: [] atomics cpu",
         "mapped_probe mixed ok",
-    ] {
-        assert!(r.stdout.contains(want), "{want}: {}", r.stdout);
-    }
+    ]);
+    r.assert_checks(
+        "mapped_probe on two simulated hosts",
+        &expect::mapped_mixed(3, 500),
+    );
     assert!(
         r.stderr
             .contains("mapped (1 of 1 co-located peers) local path"),
@@ -141,8 +120,7 @@ fn field<'a>(line: &'a str, key: &str) -> &'a str {
 
 /// The two locales' `mapped_probe budget` lines of a run with `env`.
 fn budget_lines(env: &[(&str, &str)]) -> Vec<String> {
-    let r = run(2, "mapped_probe", &["budget"], env);
-    r.assert_ok(&format!("mapped_probe budget {env:?}"));
+    let r = job(2, "mapped_probe", &["budget"], env).succeeds();
     let lines: Vec<String> = r
         .stdout
         .lines()
@@ -237,17 +215,15 @@ fn mcm_probe_in_every_mode() {
             ("MCM_PROBE_ROUNDS", rounds),
         ];
         env.extend(extra);
-        let r = run(3, "mcm_probe", &[], &env);
-        r.assert_ok(&format!("mcm_probe mapped {provider} {mode} {extra:?}"));
+        let mcm = job(3, "mcm_probe", &[], &env);
+        let r = mcm.passes(&["mcm_probe ok"]);
         r.assert_checks(
-            &format!("mcm_probe mapped {provider} {mode} {extra:?}"),
+            &mcm.what(),
             &expect::mcm_probe(3, rounds.parse().expect("rounds"), None),
         );
         assert!(
-            r.stdout.contains("mcm_probe ok")
-                && r.stderr.contains("mapped (2 of 2 co-located peers)"),
-            "{provider} {mode}: {}\n{}",
-            r.stdout,
+            r.stderr.contains("mapped (2 of 2 co-located peers)"),
+            "{provider} {mode}: {}",
             r.stderr
         );
     }

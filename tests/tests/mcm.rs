@@ -8,44 +8,32 @@
 //! the MP-atomic writer (locale 0) and reader (locale 1), TASK-END, and 48
 //! non-blocking PUTs and GETs, each for the rounds asked.
 
-use pgas_tests::{example, expect, launch, Run};
-use std::time::Duration;
+use pgas_tests::{expect, Job, Run};
 
-fn probe(n: usize, provider: &str, mode: &str, rounds: &str, extra: &[(&str, &str)]) -> Run {
-    let mut env = vec![
-        ("PGAS_PROVIDER", provider),
-        ("PGAS_MCM_MODE", mode),
-        ("MCM_PROBE_ROUNDS", rounds),
-        ("PGAS_VERBOSE", "1"),
-    ];
-    env.extend_from_slice(extra);
-    launch(
-        n,
-        &example("mcm_probe"),
-        &[],
-        &env,
-        Duration::from_secs(180),
-    )
+fn probe(n: usize, provider: &str, mode: &str, rounds: &str, extra: &[(&str, &str)]) -> Job {
+    Job::example("mcm_probe", n)
+        .provider(provider)
+        .env(&[
+            ("PGAS_MCM_MODE", mode),
+            ("MCM_PROBE_ROUNDS", rounds),
+            ("PGAS_VERBOSE", "1"),
+        ])
+        .env(extra)
+        .secs(180)
 }
 
 fn passes(n: usize, provider: &str, mode: &str, rounds: &str, extra: &[(&str, &str)]) -> Run {
-    let run = probe(n, provider, mode, rounds, extra);
-    run.assert_ok(&format!("mcm_probe on {provider} in {mode} {extra:?}"));
+    let job = probe(n, provider, mode, rounds, extra);
+    let run = job.passes(&[
+        "mcm_probe ok".to_string(),
+        format!("mode {mode}, provider {provider}"),
+    ]);
     let rounds: usize = rounds.parse().expect("rounds");
     let only = extra
         .iter()
         .find(|(k, _)| *k == "MCM_PROBE_ONLY")
         .map(|(_, v)| *v);
-    run.assert_checks(
-        &format!("mcm_probe on {provider} in {mode} {extra:?}"),
-        &expect::mcm_probe(n, rounds, only),
-    );
-    let want = format!("mode {mode}, provider {provider}");
-    assert!(
-        run.stdout.contains("mcm_probe ok") && run.stdout.contains(&want),
-        "expected an ok line with {want:?}: {}",
-        run.stdout
-    );
+    run.assert_checks(&job.what(), &expect::mcm_probe(n, rounds, only));
     run
 }
 
@@ -131,19 +119,14 @@ fn too_few_contexts_run_unbound() {
         "the verbose line should say unbound: {}",
         run.stderr
     );
-    let run = probe(
+    probe(
         2,
         "shm",
         "message-order",
         "1",
         &[("PGAS_MAX_TX_CONTEXTS", "2")],
-    );
-    assert!(!run.ok(), "{run:?}");
-    assert!(
-        run.stderr.contains("2 transmit contexts available") && run.stderr.contains("at least 3"),
-        "the error should name what is available and needed: {}",
-        run.stderr
-    );
+    )
+    .fails_naming(&["2 transmit contexts available", "at least 3"]);
 }
 
 /// The verbose line of a normal run says bound.
@@ -159,20 +142,11 @@ fn default_run_is_bound() {
 #[test]
 fn negative_control_is_caught() {
     for provider in ["shm", "tcp;ofi_rxm"] {
-        let run = probe(
-            3,
-            provider,
-            "message-order",
-            "300",
-            &[
-                ("PGAS_MCM_WEAKEN", "no-forcing"),
-                ("MCM_PROBE_ONLY", "task-end"),
-            ],
-        );
-        assert!(
-            !run.ok() && run.stderr.contains("TASK-END violated"),
-            "{provider}: the weakened policy was not caught: {run:?}"
-        );
+        let weak = [
+            ("PGAS_MCM_WEAKEN", "no-forcing"),
+            ("MCM_PROBE_ONLY", "task-end"),
+        ];
+        probe(3, provider, "message-order", "300", &weak).fails_naming(&["TASK-END violated"]);
     }
 }
 
@@ -185,41 +159,27 @@ fn negative_control_is_caught() {
 #[test]
 fn work_flag_after_a_settling_put() {
     for provider in ["shm", "tcp;ofi_rxm"] {
-        let env = [
-            ("PGAS_PROVIDER", provider),
-            ("PGAS_MCM_MODE", "message-order"),
-            ("PGAS_LOCAL_PATH", "fabric"),
-        ];
-        let probe = example("work_flag_probe");
-        let run = launch(2, &probe, &[], &env, Duration::from_secs(60));
-        run.assert_ok(&format!("work_flag_probe on {provider}"));
-        assert!(
-            run.stdout.contains("work_flag_probe ok: forced"),
-            "{provider}: {run:?}"
-        );
-        let mut weak = env.to_vec();
-        weak.push(("PGAS_MCM_WEAKEN", "work-flag-before-post"));
-        let run = launch(2, &probe, &[], &weak, Duration::from_secs(60));
-        assert!(
-            !run.ok() && run.stderr.contains("skipped the PUT"),
-            "{provider}: the weakened flag was not caught: {run:?}"
-        );
+        let job = Job::example("work_flag_probe", 2)
+            .provider(provider)
+            .env(&[
+                ("PGAS_MCM_MODE", "message-order"),
+                ("PGAS_LOCAL_PATH", "fabric"),
+            ])
+            .secs(60);
+        job.passes(&["work_flag_probe ok: forced"]);
+        job.env(&[("PGAS_MCM_WEAKEN", "work-flag-before-post")])
+            .fails_naming(&["skipped the PUT"]);
     }
 }
 
 #[test]
 fn bad_weaken_value_is_named() {
-    let run = probe(
+    probe(
         1,
         "shm",
         "message-order",
         "1",
         &[("PGAS_MCM_WEAKEN", "everything")],
-    );
-    assert!(!run.ok());
-    assert!(
-        run.stderr.contains("PGAS_MCM_WEAKEN") && run.stderr.contains("everything"),
-        "{}",
-        run.stderr
-    );
+    )
+    .fails_naming(&["PGAS_MCM_WEAKEN", "everything"]);
 }

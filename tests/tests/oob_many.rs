@@ -9,7 +9,7 @@
 //! timing assertion: the bound is only there so a stall fails instead of
 //! hanging.)
 
-use pgas_tests::{example, launch, mpirun_launch};
+use pgas_tests::{example, mpirun_launch, Job};
 use std::time::Duration;
 
 const ROUNDS: &str = "700";
@@ -18,9 +18,10 @@ const WANT: &str = "oob_stress ok: 700 rounds, 2100 collectives";
 
 #[test]
 fn many_collectives_under_pgasrun() {
-    let r = launch(4, &example("oob_stress"), &[ROUNDS], &[], LIMIT);
-    r.assert_ok("oob_stress under pgasrun");
-    assert!(r.stdout.contains(WANT), "{r:?}");
+    Job::example("oob_stress", 4)
+        .args(&[ROUNDS])
+        .secs(LIMIT.as_secs())
+        .passes(&[WANT]);
 }
 
 #[test]

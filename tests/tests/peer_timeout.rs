@@ -6,7 +6,7 @@
 //! time; with a longer one (or none) the stop is survived with right
 //! answers. A bad value fails start-up naming the variable and the value.
 
-use pgas_tests::{example, launch};
+use pgas_tests::{example, launch, Job};
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -48,31 +48,19 @@ fn a_silent_peer_fails_the_wait_naming_it() {
 /// A timeout longer than the stop: survived, every answer right.
 #[test]
 fn a_peer_back_within_the_timeout_is_survived() {
-    let r = launch(
-        3,
-        &example("fault_probe"),
-        &["stop:on"],
-        &[("PGAS_PROVIDER", "tcp"), ("PGAS_PEER_TIMEOUT", "20")],
-        LIMIT,
-    );
-    r.assert_ok("stop:on with PGAS_PEER_TIMEOUT=20");
-    assert!(r.stdout.contains("fault_probe stop:on ok"), "{}", r.stdout);
+    Job::example("fault_probe", 3)
+        .args(&["stop:on"])
+        .env(&[("PGAS_PROVIDER", "tcp"), ("PGAS_PEER_TIMEOUT", "20")])
+        .secs(LIMIT.as_secs())
+        .passes(&["fault_probe stop:on ok"]);
 }
 
 /// A bad value is refused at start-up, naming the variable and the value.
 #[test]
 fn a_bad_value_is_an_error_naming_it() {
-    let r = launch(
-        2,
-        &example("fault_probe"),
-        &["ok"],
-        &[("PGAS_PEER_TIMEOUT", "soon")],
-        LIMIT,
-    );
-    assert!(!r.ok(), "PGAS_PEER_TIMEOUT=soon was accepted");
-    assert!(
-        r.stderr.contains("invalid PGAS_PEER_TIMEOUT=\"soon\""),
-        "{}",
-        r.stderr
-    );
+    Job::example("fault_probe", 2)
+        .args(&["ok"])
+        .env(&[("PGAS_PEER_TIMEOUT", "soon")])
+        .secs(LIMIT.as_secs())
+        .fails_naming(&["invalid PGAS_PEER_TIMEOUT=\"soon\""]);
 }

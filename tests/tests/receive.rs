@@ -6,22 +6,15 @@
 //! `PGAS_WORKER_POLL=0` (the negative control) every fast body runs on the
 //! handler thread.
 
-use pgas_tests::{example, launch, Run};
-use std::time::Duration;
+use pgas_tests::{Job, Run};
 
 fn receive(provider: &str, extra: &[(&str, &str)]) -> Run {
-    let mut env = vec![("PGAS_PROVIDER", provider), ("PGAS_LOCAL_PATH", "fabric")];
-    env.extend_from_slice(extra);
-    let r = launch(
-        2,
-        &example("mapped_probe"),
-        &["receive"],
-        &env,
-        Duration::from_secs(120),
-    );
-    r.assert_ok(&format!("mapped_probe receive on {provider} {extra:?}"));
-    assert!(r.stdout.contains("mapped_probe receive ok"), "{}", r.stdout);
-    r
+    Job::example("mapped_probe", 2)
+        .args(&["receive"])
+        .provider(provider)
+        .env(&[("PGAS_LOCAL_PATH", "fabric")])
+        .env(extra)
+        .passes(&["mapped_probe receive ok"])
 }
 
 /// (worker, handler, poller, other) counts of the `caller` line.

@@ -6,55 +6,16 @@
 //! locale; one compare-and-swap winner per word (mask 0b111); write then
 //! swap; six misuses refused.
 
-use pgas_tests::{example, expect, launch, PROVIDERS};
-use std::time::Duration;
+use pgas_tests::{expect, Job, PROVIDERS};
 
 fn probe(provider: &str, extra: &[(&str, &str)]) {
-    let mut env = vec![("PGAS_PROVIDER", provider)];
-    env.extend_from_slice(extra);
-    let run = launch(
-        3,
-        &example("rma_probe"),
-        &[],
-        &env,
-        Duration::from_secs(120),
-    );
-    run.assert_ok(&format!("rma_probe on {provider} {extra:?}"));
-    run.assert_checks(
-        &format!("rma_probe on {provider} {extra:?}"),
-        &expect::rma_probe(3),
-    );
-    assert!(
-        run.stdout.contains("rma_probe ok"),
-        "no ok line: {}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains(provider),
-        "ran on another provider: {}",
-        run.stdout
-    );
+    let job = Job::example("rma_probe", 3).provider(provider).env(extra);
+    let run = job.passes(&["rma_probe ok", provider]);
+    run.assert_checks(&job.what(), &expect::rma_probe(3));
 }
 
-#[test]
-fn put_get_amo_shm() {
-    probe("shm", &[]);
-}
-
-#[test]
-fn put_get_amo_tcp_rxm() {
-    probe("tcp;ofi_rxm", &[]);
-}
-
-#[test]
-fn put_get_amo_udp_rxd() {
-    probe("udp;ofi_rxd", &[]);
-}
-
-#[test]
-fn put_get_amo_sockets() {
-    probe("sockets", &[]);
-}
+pgas_tests::per_provider!(|p| probe(p, &[]);
+    put_get_amo_shm, put_get_amo_tcp_rxm, put_get_amo_udp_rxd, put_get_amo_sockets);
 
 /// 4 MiB transfers split into 1 MiB pieces (as on providers whose
 /// max_msg_size is smaller than the transfer).

@@ -12,46 +12,24 @@
 //! tcp;ofi_rxm (atomics via AM), udp;ofi_rxd with 3 locales, sockets
 //! (message-order-fence), and the OOB barrier.
 
-use pgas_tests::{example, launch, Run};
-use std::sync::Mutex;
-use std::time::Duration;
+use pgas_tests::expect::SHIM_PROBE_SCENARIOS as SCENARIOS;
+use pgas_tests::{Job, Run};
 
-/// One job at a time: the machine has 2 cores.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-const SCENARIOS: [&str; 7] = [
-    "atomics",
-    "nb",
-    "strided",
-    "tasks",
-    "unordered",
-    "collectives",
-    "bad",
-];
-
+/// Runs the scenarios, one job at a time (the machine has 2 cores); each
+/// must print its ok line.
 fn probe(n: usize, provider: &str, scenarios: &[&str], extra: &[(&str, &str)]) -> Run {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut env = vec![("PGAS_PROVIDER", provider), ("RUST_BACKTRACE", "0")];
-    env.extend_from_slice(extra);
-    let r = launch(
-        n,
-        &example("shim_probe"),
-        scenarios,
-        &env,
-        Duration::from_secs(240),
-    );
-    r.assert_ok(&format!(
-        "shim_probe {scenarios:?} on {provider} x{n} {extra:?}"
-    ));
-    for s in scenarios {
-        assert!(
-            r.stdout
-                .contains(&format!("shim_probe {s} ok on {provider}")),
-            "no ok line for {s} on {provider}: {}",
-            r.stdout
-        );
-    }
-    r
+    let oks: Vec<String> = scenarios
+        .iter()
+        .map(|s| format!("shim_probe {s} ok on {provider}"))
+        .collect();
+    Job::example("shim_probe", n)
+        .args(scenarios)
+        .provider(provider)
+        .env(&[("RUST_BACKTRACE", "0")])
+        .env(extra)
+        .secs(240)
+        .serial()
+        .passes(&oks)
 }
 
 fn line<'a>(r: &'a Run, prefix: &str) -> &'a str {
@@ -59,6 +37,16 @@ fn line<'a>(r: &'a Run, prefix: &str) -> &'a str {
         .lines()
         .find(|l| l.starts_with(prefix))
         .unwrap_or_else(|| panic!("no line starting with {prefix:?}: {}", r.stdout))
+}
+
+/// Asserts that the line starting with `prefix` contains `text`.
+fn says(r: &Run, prefix: &str, text: &str) {
+    let l = line(r, prefix);
+    assert!(
+        l.contains(text),
+        "{l:?} does not say {text:?}: {}",
+        r.stdout
+    );
 }
 
 /// A count of the probe's tasks line: the number before `suffix`.
@@ -72,11 +60,7 @@ fn task_count(t: &str, suffix: &str) -> u64 {
 #[test]
 fn everything_on_shm_with_one_worker() {
     let r = probe(2, "shm", &SCENARIOS, &[("PGAS_NUM_WORKERS", "1")]);
-    assert!(
-        line(&r, "shim_probe: ").contains("1 workers"),
-        "{}",
-        r.stdout
-    );
+    says(&r, "shim_probe: ", "1 workers");
     // shm does every op natively: the native path was the one tested.
     let a = line(&r, "shim_probe atomics: ");
     assert!(
@@ -122,66 +106,45 @@ fn atomics_through_active_messages_on_shm() {
         &["atomics", "unordered"],
         &[("PGAS_AMO_VIA_AM", "1")],
     );
-    assert!(
-        line(&r, "shim_probe atomics: ").contains("native types [] via_am true"),
-        "{}",
-        r.stdout
-    );
+    says(&r, "shim_probe atomics: ", "native types [] via_am true");
 }
 
 #[test]
 fn everything_on_tcp_rxm() {
     // rxm in message-order mode has no native atomics: all go through AMs.
     let r = probe(2, "tcp;ofi_rxm", &SCENARIOS, &[]);
-    assert!(line(&r, "shim_probe: ").contains("message-order MCM mode"));
-    assert!(line(&r, "shim_probe atomics: ").contains("via_am true"));
+    says(&r, "shim_probe: ", "message-order MCM mode");
+    says(&r, "shim_probe atomics: ", "via_am true");
 }
 
 #[test]
 fn delivery_complete_mode_on_shm() {
+    let scenarios = ["atomics", "nb", "tasks", "collectives"];
     let r = probe(
         2,
         "shm",
-        &["atomics", "nb", "tasks", "collectives"],
+        &scenarios,
         &[("PGAS_MCM_MODE", "delivery-complete")],
     );
-    assert!(
-        line(&r, "shim_probe: ").contains("delivery-complete MCM mode"),
-        "{}",
-        r.stdout
-    );
+    says(&r, "shim_probe: ", "delivery-complete MCM mode");
 }
 
 #[test]
 fn three_locales_on_udp_rxd() {
+    // Every scenario but `bad`.
     probe(
         3,
         "udp;ofi_rxd",
-        &[
-            "atomics",
-            "nb",
-            "strided",
-            "tasks",
-            "unordered",
-            "collectives",
-        ],
+        &SCENARIOS[..6],
         &[("PGAS_NUM_WORKERS", "1")],
     );
 }
 
 #[test]
 fn fence_mode_on_sockets() {
-    let r = probe(
-        2,
-        "sockets",
-        &["atomics", "nb", "strided", "tasks", "collectives"],
-        &[],
-    );
-    assert!(
-        line(&r, "shim_probe: ").contains("message-order-fence MCM mode"),
-        "{}",
-        r.stdout
-    );
+    let scenarios = ["atomics", "nb", "strided", "tasks", "collectives"];
+    let r = probe(2, "sockets", &scenarios, &[]);
+    says(&r, "shim_probe: ", "message-order-fence MCM mode");
 }
 
 #[test]
@@ -215,22 +178,11 @@ fn bad_knobs_are_clean_errors() {
         ),
     ];
     for (env, needles) in cases {
-        let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let r = launch(
-            2,
-            &example("shim_probe"),
-            &["collectives"],
-            env,
-            Duration::from_secs(60),
-        );
-        assert!(!r.ok(), "{env:?} started: {}", r.stdout);
-        assert_ne!(r.code, Some(124), "{env:?} hung instead of failing");
-        for n in needles {
-            assert!(
-                r.stderr.contains(n),
-                "{env:?}: stderr does not name {n:?}:\n{}",
-                r.stderr
-            );
-        }
+        Job::example("shim_probe", 2)
+            .args(&["collectives"])
+            .env(env)
+            .secs(60)
+            .serial()
+            .fails_naming(needles);
     }
 }

@@ -6,12 +6,9 @@
 //! on-statements, tasks, broadcast and bad input itself and prints
 //! `shim_abi ok` on locale 0.
 
-use pgas_tests::{compile_c, launch};
+use pgas_tests::{compile_c, Job};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
-
-static SERIAL: Mutex<()> = Mutex::new(());
+use std::sync::OnceLock;
 
 /// The compiled test program (once per link kind).
 fn binary(static_link: bool) -> &'static Path {
@@ -25,20 +22,11 @@ fn binary(static_link: bool) -> &'static Path {
 }
 
 fn run(static_link: bool, n: usize, provider: &str, extra: &[(&str, &str)]) {
-    let prog = binary(static_link);
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut env = vec![("PGAS_PROVIDER", provider)];
-    env.extend_from_slice(extra);
-    let r = launch(n, prog, &[], &env, Duration::from_secs(120));
-    r.assert_ok(&format!(
-        "shim_abi ({}) on {provider} x{n} {extra:?}",
-        if static_link { "static" } else { "dynamic" }
-    ));
-    assert!(
-        r.stdout.contains(&format!("shim_abi ok on {provider}")),
-        "no ok line: {}",
-        r.stdout
-    );
+    let r = Job::new(binary(static_link).to_path_buf(), n)
+        .provider(provider)
+        .env(extra)
+        .serial()
+        .passes(&[format!("shim_abi ok on {provider}")]);
     // The bad-input section printed each error it provoked.
     assert!(
         r.stdout.matches("shim_abi bad input:").count() >= 30,

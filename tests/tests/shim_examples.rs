@@ -9,11 +9,7 @@
 //! (docs/providers.md) must fail cleanly with an error naming what it
 //! supports. The full matrix (72 cells) takes about 2 minutes once built.
 
-use pgas_tests::{example, launch, Run};
-use std::sync::Mutex;
-use std::time::Duration;
-
-static SERIAL: Mutex<()> = Mutex::new(());
+use pgas_tests::Job;
 
 /// (example, its arguments for a quick run; sockets gets smaller ones).
 const EXAMPLES: [(&str, &[&str], &[&str]); 3] = [
@@ -32,24 +28,24 @@ fn honours(provider: &str, mode: &str) -> bool {
     }
 }
 
-fn run(name: &str, n: usize, provider: &str, mode: Option<&str>) -> Run {
+fn job(name: &str, n: usize, provider: &str, mode: Option<&str>) -> Job {
     let (_, args, small) = EXAMPLES
         .iter()
         .find(|e| e.0 == name)
         .expect("listed example");
     let args = if provider == "sockets" { small } else { args };
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut env = vec![("PGAS_PROVIDER", provider)];
-    if let Some(m) = mode {
-        env.push(("PGAS_MCM_MODE", m));
-    }
-    launch(n, &example(name), args, &env, Duration::from_secs(300))
+    Job::example(name, n)
+        .args(args)
+        .provider(provider)
+        .env(mode.map(|m| ("PGAS_MCM_MODE", m)).as_slice())
+        .secs(300)
+        .serial()
 }
 
 fn check_ok(name: &str, n: usize, provider: &str, mode: Option<&str>) {
-    let r = run(name, n, provider, mode);
-    let what = format!("{name} -n {n} on {provider} mode {mode:?}");
-    r.assert_ok(&what);
+    let job = job(name, n, provider, mode);
+    let what = job.what();
+    let r = job.succeeds();
     let want = format!("{name}: {n} locales, ");
     let verdict = r
         .stdout
@@ -70,15 +66,8 @@ fn check_ok(name: &str, n: usize, provider: &str, mode: Option<&str>) {
 }
 
 fn check_refused(name: &str, n: usize, provider: &str, mode: &str) {
-    let r = run(name, n, provider, Some(mode));
-    let what = format!("{name} -n {n} on {provider} forced to {mode}");
-    assert!(!r.ok(), "{what} ran: {}", r.stdout);
-    assert_ne!(r.code, Some(124), "{what} hung instead of failing");
-    assert!(
-        r.stderr.contains("is not supported by provider") && r.stderr.contains("it supports"),
-        "{what}: not a clean error:\n{}",
-        r.stderr
-    );
+    job(name, n, provider, Some(mode))
+        .fails_naming(&["is not supported by provider", "it supports"]);
 }
 
 #[test]

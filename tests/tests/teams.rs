@@ -5,27 +5,15 @@
 //! (`tests/examples/reduce_probe.rs`) at 1 to 4 locales on the mapped path
 //! and over tcp: the same bits on every locale, in rank order.
 
-use pgas_tests::{example, launch, PROVIDERS};
-use std::time::Duration;
+use pgas_tests::{Job, PROVIDERS};
 
 fn probe(n: usize, provider: &str, mode: Option<&str>) {
-    let mut env = vec![("PGAS_PROVIDER", provider), ("PGAS_HEAP_SIZE", "64M")];
-    if let Some(m) = mode {
-        env.push(("PGAS_MCM_MODE", m));
-    }
-    let run = launch(
-        n,
-        &example("team_probe"),
-        &[],
-        &env,
-        Duration::from_secs(240),
-    );
-    run.assert_ok(&format!("team_probe -n {n} on {provider} {mode:?}"));
-    assert!(
-        run.stdout.contains(&format!("team_probe ok: {n} locales")),
-        "{}",
-        run.stdout
-    );
+    Job::example("team_probe", n)
+        .provider(provider)
+        .env(&[("PGAS_HEAP_SIZE", "64M")])
+        .env(mode.map(|m| ("PGAS_MCM_MODE", m)).as_slice())
+        .secs(240)
+        .passes(&[format!("team_probe ok: {n} locales")]);
 }
 
 #[test]
@@ -45,22 +33,11 @@ fn teams_in_delivery_complete_mode() {
 }
 
 fn reduce_probe(n: usize, env: &[(&str, &str)]) {
-    let mut env = env.to_vec();
-    env.push(("PGAS_HEAP_SIZE", "64M"));
-    let run = launch(
-        n,
-        &example("reduce_probe"),
-        &[],
-        &env,
-        Duration::from_secs(300),
-    );
-    run.assert_ok(&format!("reduce_probe -n {n} {env:?}"));
-    assert!(
-        run.stdout
-            .contains(&format!("reduce_probe ok: {n} locales")),
-        "{}",
-        run.stdout
-    );
+    Job::example("reduce_probe", n)
+        .env(env)
+        .env(&[("PGAS_HEAP_SIZE", "64M")])
+        .secs(300)
+        .passes(&[format!("reduce_probe ok: {n} locales")]);
 }
 
 #[test]

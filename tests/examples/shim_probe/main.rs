@@ -697,16 +697,6 @@ fn run(rt: &'static Runtime, scenario: &str) -> R {
     }
 }
 
-const ALL: [&str; 7] = [
-    "atomics",
-    "nb",
-    "strided",
-    "tasks",
-    "unordered",
-    "collectives",
-    "bad",
-];
-
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
@@ -714,19 +704,14 @@ fn main() -> ExitCode {
         .init();
     let mut scenarios: Vec<String> = std::env::args().skip(1).collect();
     if scenarios.is_empty() || scenarios == ["all"] {
-        scenarios = ALL.iter().map(|s| s.to_string()).collect();
+        scenarios = pgas_tests::expect::SHIM_PROBE_SCENARIOS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     }
-    let b = Builder::new();
-    if let Err(x) = register(&b) {
-        eprintln!("shim_probe: {x}");
-        return ExitCode::FAILURE;
-    }
-    let rt = match b.init() {
+    let rt = match pgas_tests::start("shim_probe", register) {
         Ok(rt) => rt,
-        Err(x) => {
-            eprintln!("shim_probe: cannot start: {x}");
-            return ExitCode::from(3);
-        }
+        Err(code) => return code,
     };
     let words = match rt.alloc_all::<u64>(16) {
         Ok(w) => w,
@@ -751,9 +736,8 @@ fn main() -> ExitCode {
             println!("shim_probe {s} ok on {}", rt.provider_name());
         }
     }
-    if let Err(x) = rt.finalize() {
-        eprintln!("shim_probe: finalize: {x}");
-        return ExitCode::FAILURE;
-    }
-    ExitCode::SUCCESS
+    pgas_tests::exit(
+        "shim_probe",
+        rt.finalize().map_err(|x| format!("finalize: {x}")),
+    )
 }

@@ -33,11 +33,16 @@ impl Rng {
         self.next() % n.max(1)
     }
 
+    /// An index below `n` (0 for `n == 0`).
+    pub fn index(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
+
     /// `k` distinct numbers below `n`, in random order.
     pub fn distinct(&mut self, n: usize, k: usize) -> Vec<usize> {
         let mut v: Vec<usize> = (0..n).collect();
         for i in 0..k.min(n) {
-            let j = i + self.below((n - i) as u64) as usize;
+            let j = i + self.index(n - i);
             v.swap(i, j);
         }
         v.truncate(k);
