@@ -625,28 +625,12 @@ fn run(rt: &'static Runtime, scenario: &str) -> R {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
+    pgas_tests::log_to_stderr();
     let scenarios: Vec<String> = std::env::args().skip(1).collect();
     let rt = match pgas_tests::start("fault_probe", register) {
         Ok(rt) => rt,
         Err(code) => return code,
     };
-    for s in &scenarios {
-        if let Err(msg) = run(rt, s) {
-            rt.abort(&format!("fault_probe {s} FAILED: {msg}"));
-        }
-        if let Err(x) = rt.barrier() {
-            rt.abort(&format!("barrier after {s}: {x}"));
-        }
-        if rt.here() == 0 && !s.contains(':') {
-            println!("fault_probe {s} ok on {}", rt.provider_name());
-        }
-    }
-    pgas_tests::exit(
-        "fault_probe",
-        rt.finalize().map_err(|x| format!("finalize: {x}")),
-    )
+    // The fault scenarios (`fault:point`) end the job or say so themselves.
+    pgas_tests::run_scenarios(rt, "fault_probe", &scenarios, run, |s| !s.contains(':'))
 }

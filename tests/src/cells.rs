@@ -64,6 +64,20 @@ pub fn every_mode() -> Vec<Cell> {
     ]
 }
 
+/// The cell of `provider` in `mode` with `env`, labelled `label`.
+pub fn with(
+    label: &'static str,
+    env: &[(&'static str, &'static str)],
+    provider: &'static str,
+    mode: &'static str,
+) -> Cell {
+    Cell {
+        env: env.to_vec(),
+        label,
+        ..cell(provider, mode)
+    }
+}
+
 /// A row of a cell table: each (provider, mode) of `cells` with `env`,
 /// labelled `label`.
 pub fn labelled(
@@ -73,11 +87,7 @@ pub fn labelled(
 ) -> Vec<Cell> {
     cells
         .iter()
-        .map(|&(provider, mode)| Cell {
-            env: env.to_vec(),
-            label,
-            ..cell(provider, mode)
-        })
+        .map(|&(provider, mode)| with(label, env, provider, mode))
         .collect()
 }
 
@@ -97,14 +107,11 @@ pub fn mapped_path() -> Vec<Cell> {
 /// Two simulated hosts, a,b,a,b, on the mapped path: L0 and L2 map each
 /// other, as do L1 and L3; every other pair takes the provider.
 pub fn mixed_hosts(provider: &'static str, mode: &'static str) -> Cell {
-    Cell {
-        env: vec![
-            ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
-            ("PGAS_LOCAL_PATH", "mapped"),
-        ],
-        label: "mixed hosts",
-        ..cell(provider, mode)
-    }
+    let env = [
+        ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
+        ("PGAS_LOCAL_PATH", "mapped"),
+    ];
+    with("mixed hosts", &env, provider, mode)
 }
 
 #[cfg(test)]

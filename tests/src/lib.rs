@@ -82,6 +82,15 @@ pub fn exit(name: &str, r: Result<(), String>) -> std::process::ExitCode {
     }
 }
 
+/// For the probe programs: a stderr subscriber filtered by `RUST_LOG`
+/// (errors only when unset), before the runtime tries its own.
+pub fn log_to_stderr() {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+}
+
 /// The start of a probe program: the runtime, with the bodies `register`
 /// adds to its builder. On an error, says `"<name>: <error>"` (`"<name>:
 /// cannot start: <error>"`) on stderr and hands back the exit status: 1
@@ -99,6 +108,33 @@ pub fn start(
         eprintln!("{name}: cannot start: {x}");
         std::process::ExitCode::from(3)
     })
+}
+
+/// The body of a probe program with scenarios: runs each of `scenarios`
+/// (`run`) on every locale, then a barrier; a failure aborts the job at
+/// once (peers may be waiting in a collective) with `"<name> <s> FAILED:
+/// <error>"`. Locale 0 prints `"<name> <s> ok on <provider>"` after each
+/// scenario that `announce` says. Then the locale finalizes; the exit
+/// status is [`exit`]'s.
+pub fn run_scenarios(
+    rt: &'static runtime_shim::Runtime,
+    name: &str,
+    scenarios: &[String],
+    run: impl Fn(&'static runtime_shim::Runtime, &str) -> Result<(), String>,
+    announce: impl Fn(&str) -> bool,
+) -> std::process::ExitCode {
+    for s in scenarios {
+        if let Err(msg) = run(rt, s) {
+            rt.abort(&format!("{name} {s} FAILED: {msg}"));
+        }
+        if let Err(x) = rt.barrier() {
+            rt.abort(&format!("barrier after {s}: {x}"));
+        }
+        if rt.here() == 0 && announce(s) {
+            println!("{name} {s} ok on {}", rt.provider_name());
+        }
+    }
+    exit(name, rt.finalize().map_err(e("finalize")))
 }
 
 /// For the probe programs: the AM layer over `comm`, with the bodies of
@@ -328,25 +364,42 @@ pub fn launch(
     env: &[(&str, &str)],
     timeout: Duration,
 ) -> Run {
-    let mut cmd = Command::new(pgasrun());
-    cmd.arg("-n")
-        .arg(n.to_string())
-        .arg("--timeout")
-        .arg(timeout.as_secs().max(1).to_string())
-        .arg(program)
-        .args(args);
+    let mut cmd = job_command(Command::new(pgasrun()), n, timeout, program, args);
     if !env.iter().any(|(k, _)| *k == "PGAS_LOCAL_PATH") {
         cmd.env("PGAS_LOCAL_PATH", "fabric");
     }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
+    cmd.envs(env.iter().copied());
     let out: Output = cmd.output().expect("spawn pgasrun");
     Run {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// `LAUNCHER [its options] -n N --timeout T PROGRAM ARGS`.
+fn job_command(
+    mut launcher: Command,
+    n: usize,
+    timeout: Duration,
+    program: &Path,
+    args: &[&str],
+) -> Command {
+    launcher
+        .args(["-n", &n.to_string(), "--timeout"])
+        .arg(timeout.as_secs().max(1).to_string())
+        .arg(program)
+        .args(args);
+    launcher
+}
+
+/// A thread reading `r` to its end, lossily as UTF-8.
+fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = r.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
 }
 
 /// OpenMPI's `mpirun` (a PMIx launcher): `mpirun.openmpi` or an `mpirun` on
@@ -405,13 +458,10 @@ pub fn mpirun_launch(
     env: &[(&str, &str)],
     timeout: Duration,
 ) -> MpiRun {
-    let mut cmd = Command::new(mpirun());
-    cmd.args(["--oversubscribe", "-n", &n.to_string()])
-        .arg("--timeout")
-        .arg(timeout.as_secs().max(1).to_string())
-        .arg(program)
-        .args(args)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    let mut mpirun = Command::new(mpirun());
+    mpirun.arg("--oversubscribe");
+    let mut cmd = job_command(mpirun, n, timeout, program, args);
+    cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -419,20 +469,11 @@ pub fn mpirun_launch(
     for v in ["PGAS_OOB_ADDR", "PGAS_RANK", "PGAS_SIZE", "PGAS_JOB_ID"] {
         cmd.env_remove(v);
     }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
+    cmd.envs(env.iter().copied());
     let start = Instant::now();
     let mut child = cmd.spawn().expect("spawn mpirun");
-    let reader = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut b = Vec::new();
-            let _ = r.read_to_end(&mut b);
-            String::from_utf8_lossy(&b).into_owned()
-        })
-    };
-    let so = reader(Box::new(child.stdout.take().expect("piped")));
-    let se = reader(Box::new(child.stderr.take().expect("piped")));
+    let so = drain(child.stdout.take().expect("piped"));
+    let se = drain(child.stderr.take().expect("piped"));
     let guard = timeout + Duration::from_secs(5);
     let mut termed = false;
     let status = loop {

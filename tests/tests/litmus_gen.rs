@@ -23,7 +23,7 @@
 //! soon as the cell ends, so a long run that is stopped keeps what it
 //! measured.
 
-use pgas_tests::cells::{cell, every_mode, labelled, mapped_path, mixed_hosts, Cell};
+use pgas_tests::cells::{cell, every_mode, labelled, mapped_path, mixed_hosts, with, Cell};
 use pgas_tests::litmus::generated as litmus_gen;
 use pgas_tests::{example, launch};
 use std::collections::BTreeMap;
@@ -391,11 +391,6 @@ struct Control {
 
 fn controls(full: bool) -> Vec<Control> {
     let k = if full { 10 } else { 1 };
-    let unbound = |c: Cell| Cell {
-        env: vec![("PGAS_MAX_TX_CONTEXTS", "5")],
-        label: "unbound workers",
-        ..c
-    };
     vec![
         // Hole 3: a local non-blocking on-statement without task create.
         Control {
@@ -409,7 +404,12 @@ fn controls(full: bool) -> Vec<Control> {
         // Hole 4: postponed AMOs on threads without a context of their own.
         Control {
             weakening: "postpone-unbound",
-            cell: unbound(cell("tcp;ofi_rxm", "message-order")),
+            cell: with(
+                "unbound workers",
+                &[("PGAS_MAX_TX_CONTEXTS", "5")],
+                "tcp;ofi_rxm",
+                "message-order",
+            ),
             families: "MP-AMO",
             matching: "",
             rounds: 200 * k,
@@ -464,11 +464,12 @@ fn controls(full: bool) -> Vec<Control> {
         // `work_flag_after_a_settling_put`).
         Control {
             weakening: "work-flag-before-post",
-            cell: Cell {
-                env: vec![("PGAS_NUM_WORKERS", "1"), ("PGAS_AMO_VIA_AM", "1")],
-                label: "one worker",
-                ..cell("tcp;ofi_rxm", "message-order")
-            },
+            cell: with(
+                "one worker",
+                &[("PGAS_NUM_WORKERS", "1"), ("PGAS_AMO_VIA_AM", "1")],
+                "tcp;ofi_rxm",
+                "message-order",
+            ),
             families: "NESTED",
             matching: "",
             rounds: 200 * k,
@@ -477,11 +478,12 @@ fn controls(full: bool) -> Vec<Control> {
         // Issue 21, hole 3: the point-to-point reads as plain loads.
         Control {
             weakening: "p2p-read-no-force",
-            cell: Cell {
-                env: vec![("PGAS_AMO_VIA_AM", "1")],
-                label: "CPU-route atomics",
-                ..cell("tcp;ofi_rxm", "message-order")
-            },
+            cell: with(
+                "CPU-route atomics",
+                &[("PGAS_AMO_VIA_AM", "1")],
+                "tcp;ofi_rxm",
+                "message-order",
+            ),
             families: "SB-LOCAL",
             matching: "",
             rounds: 20 * k,
@@ -492,14 +494,12 @@ fn controls(full: bool) -> Vec<Control> {
         // heaps mapped, the static data not: `mapped-heap`).
         Control {
             weakening: "mapped-unordered",
-            cell: Cell {
-                env: vec![
-                    ("PGAS_TEST_HOSTNAMES", "a,b,a,b"),
-                    ("PGAS_LOCAL_PATH", "mapped-heap"),
-                ],
-                label: "mixed hosts, heaps mapped",
-                ..cell(MIXED_PROVIDER, "message-order")
-            },
+            cell: with(
+                "mixed hosts, heaps mapped",
+                &[("PGAS_TEST_HOSTNAMES", "a,b,a,b"), ("PGAS_LOCAL_PATH", "mapped-heap")],
+                MIXED_PROVIDER,
+                "message-order",
+            ),
             families: "FENCE",
             matching: "",
             rounds: 30 * k,
@@ -511,11 +511,12 @@ fn controls(full: bool) -> Vec<Control> {
         // (`w1@L`: a heap flag) must show it.
         Control {
             weakening: "mapped-statics-private",
-            cell: Cell {
-                env: vec![("PGAS_LOCAL_PATH", "mapped")],
-                label: "mapped path",
-                ..cell("shm", "message-order")
-            },
+            cell: with(
+                "mapped path",
+                &[("PGAS_LOCAL_PATH", "mapped")],
+                "shm",
+                "message-order",
+            ),
             families: "MP-STATIC",
             matching: "w1@L",
             rounds: 10 * k,

@@ -698,10 +698,7 @@ fn run(rt: &'static Runtime, scenario: &str) -> R {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
+    pgas_tests::log_to_stderr();
     let mut scenarios: Vec<String> = std::env::args().skip(1).collect();
     if scenarios.is_empty() || scenarios == ["all"] {
         scenarios = pgas_tests::expect::SHIM_PROBE_SCENARIOS
@@ -724,20 +721,5 @@ fn main() -> ExitCode {
     if rt.here() == 0 {
         println!("shim_probe: {}", rt.describe());
     }
-    for s in &scenarios {
-        if let Err(msg) = run(rt, s) {
-            // Stop the whole job at once: peers may be waiting in a collective.
-            rt.abort(&format!("shim_probe {s} FAILED: {msg}"));
-        }
-        if let Err(x) = rt.barrier() {
-            rt.abort(&format!("barrier after {s}: {x}"));
-        }
-        if rt.here() == 0 {
-            println!("shim_probe {s} ok on {}", rt.provider_name());
-        }
-    }
-    pgas_tests::exit(
-        "shim_probe",
-        rt.finalize().map_err(|x| format!("finalize: {x}")),
-    )
+    pgas_tests::run_scenarios(rt, "shim_probe", &scenarios, run, |_| true)
 }
