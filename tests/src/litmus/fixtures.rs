@@ -196,6 +196,18 @@ pub(crate) fn amo_count_summary(fin: &Final) -> String {
     amo_count_label(fin["c"], 0, &fetched)
 }
 
+/// Message passing through `flag`: `d = 1; flag = 1` and, once the flag
+/// is seen, `r = d`.
+fn message_passing(flag: &'static str) -> Program {
+    Program::new(
+        vec![
+            vec![Op::Write("d", 1), Op::Write(flag, 1)],
+            vec![Op::Await(flag, 1), Op::read("d", "r")],
+        ],
+        &["r"],
+    )
+}
+
 /// The programs of the suite, by base test name (variants share them: sizes,
 /// non-blocking forms, worker placement and the SELF-* forms change how the
 /// operations are carried out, not what SC allows). `None` for an unknown name.
@@ -247,13 +259,7 @@ pub fn program(test: &str) -> Option<Program> {
             &["r"],
         ),
         // L0: put(d, 1); f.write(1). Reader: wait f == 1; r = d.
-        "MP-ATOMIC" => Program::new(
-            vec![
-                vec![Write("d", 1), Write("f", 1)],
-                vec![Await("f", 1), Op::read("d", "r")],
-            ],
-            &["r"],
-        ),
+        "MP-ATOMIC" => message_passing("f"),
         // L0: put(d, 1); on L1 { r = d } (the request and its reply are the flags).
         "MP-AM" => Program::new(
             vec![
@@ -278,13 +284,7 @@ pub fn program(test: &str) -> Option<Program> {
             &["r1", "r2"],
         ),
         // L0: put(d, 1); begin { r = get(d) }.
-        "TASK-CREATE" => Program::new(
-            vec![
-                vec![Write("d", 1), Write("begin", 1)],
-                vec![Await("begin", 1), Op::read("d", "r")],
-            ],
-            &["r"],
-        ),
+        "TASK-CREATE" => message_passing("begin"),
         // L0: x.write(1); r0 = y.read(). L1: y.write(1); r1 = x.read().
         "SB-ATOMIC" => Program::new(
             vec![

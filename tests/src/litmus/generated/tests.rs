@@ -9,6 +9,15 @@ fn set(v: &[&str]) -> BTreeSet<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
+/// The generated programs, and whether the text of one of them holds every
+/// one of some needles.
+fn generated_with_search() -> (Vec<Program>, impl Fn(&[&str]) -> bool) {
+    let all = generate();
+    let text: Vec<String> = all.iter().map(|p| p.text()).collect();
+    let has = move |needle: &[&str]| text.iter().any(|t| needle.iter().all(|n| t.contains(n)));
+    (all, has)
+}
+
 #[test]
 fn every_generated_program_is_valid_and_has_outcomes() {
     let all = generate();
@@ -78,9 +87,7 @@ fn war_and_barrier_and_joins_are_ordered() {
 
 #[test]
 fn the_holes_found_in_review_are_among_the_programs() {
-    let all = generate();
-    let text: Vec<String> = all.iter().map(|p| p.text()).collect();
-    let has = |needle: &[&str]| text.iter().any(|t| needle.iter().all(|n| t.contains(n)));
+    let (_, has) = generated_with_search();
     // 1. local atomic after a remote PUT (flag on the acting locale).
     assert!(has(&["T0@L0 task: put w0@L2=1; w1@L0.write(1)"]));
     // 2. store buffering with the atomics on two other locales.
@@ -97,9 +104,7 @@ fn the_holes_found_in_review_are_among_the_programs() {
 
 #[test]
 fn the_holes_of_the_fast_paths_are_among_the_programs() {
-    let all = generate();
-    let text: Vec<String> = all.iter().map(|p| p.text()).collect();
-    let has = |needle: &[&str]| text.iter().any(|t| needle.iter().all(|n| t.contains(n)));
+    let (all, has) = generated_with_search();
     // 1. get_nb, then a release by an atomic on the acting locale or a
     //    third one (a mapped peer in the mixed-host cells).
     assert!(has(&[
