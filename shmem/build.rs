@@ -12,21 +12,12 @@
 //! defines a `shmem_X` of its own (the point of the interface).
 use std::path::PathBuf;
 
-/// The names of 1.2 (deprecated) that are not `shmem_`-prefixed; their
-/// profiling names are `p` + name, as Sandia OpenSHMEM spells them.
-const OLD_NAMES: [&str; 7] = [
-    "start_pes",
-    "_my_pe",
-    "_num_pes",
-    "shmalloc",
-    "shfree",
-    "shrealloc",
-    "shmemalign",
-];
+include!("old_names.rs");
 
 fn main() {
     println!("cargo:rerun-if-changed=src/ldouble.c");
     println!("cargo:rerun-if-changed=include");
+    println!("cargo:rerun-if-changed=old_names.rs");
     cc::Build::new()
         .file("src/ldouble.c")
         .compile("pgas_shmem_ldouble");

@@ -7,15 +7,7 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
-const OLD_NAMES: [&str; 7] = [
-    "start_pes",
-    "_my_pe",
-    "_num_pes",
-    "shmalloc",
-    "shfree",
-    "shrealloc",
-    "shmemalign",
-];
+include!("../old_names.rs");
 
 #[test]
 fn every_exported_call_has_its_profiling_name() {
