@@ -107,6 +107,23 @@ fn assert_contains(out: &Out, what: &str) {
     assert!(out.stderr.contains(what), "stderr lacks {what:?}\n{out:?}");
 }
 
+/// Asserts the job's exit status and that its stderr holds every one of
+/// `needles`.
+#[track_caller]
+fn assert_exit(out: &Out, code: i32, needles: &[&str]) {
+    assert_eq!(out.code(), Some(code), "{out:?}");
+    for n in needles {
+        assert_contains(out, n);
+    }
+}
+
+/// [`assert_exit`], and the job ended within [`PROMPT`].
+#[track_caller]
+fn assert_ended(out: &Out, code: i32, needles: &[&str]) {
+    assert_exit(out, code, needles);
+    assert!(out.elapsed < PROMPT, "{out:?}");
+}
+
 #[test]
 fn collectives_are_correct_for_1_2_4_locales() {
     for n in [1, 2, 4] {
@@ -193,23 +210,22 @@ fn without_prefix_lines_pass_through_whole() {
 fn failing_locale_stops_the_others_and_is_named() {
     // Locales 0 and 1 sleep forever; only pgasrun can end them.
     let out = pgasrun(&["-n", "3", "--timeout", "60", PROBE, "exit", "3", "2"]);
-    assert_eq!(out.code(), Some(3), "{out:?}");
-    assert!(out.elapsed < PROMPT, "{out:?}");
-    assert_contains(&out, "pgasrun: locale 2 (pid ");
-    assert_contains(&out, ") exited with status 3");
     // Every survivor says why it stops.
-    assert_contains(&out, "pgas locale 0: job stopped by pgasrun: locale 2");
-    assert_contains(&out, "pgas locale 1: job stopped by pgasrun: locale 2");
+    let needles = [
+        "pgasrun: locale 2 (pid ",
+        ") exited with status 3",
+        "pgas locale 0: job stopped by pgasrun: locale 2",
+        "pgas locale 1: job stopped by pgasrun: locale 2",
+    ];
+    assert_ended(&out, 3, &needles);
 }
 
 #[test]
 fn signal_death_is_reported_with_its_name() {
     for (sig, num, name) in [("SEGV", 11, "SIGSEGV"), ("KILL", 9, "SIGKILL")] {
         let out = pgasrun(&["-n", "3", "--timeout", "60", PROBE, "signal", sig, "1"]);
-        assert_eq!(out.code(), Some(128 + num), "{out:?}");
-        assert!(out.elapsed < PROMPT, "{out:?}");
-        assert_contains(&out, "pgasrun: locale 1 (pid ");
-        assert_contains(&out, &format!(") killed by signal {num} ({name}"));
+        let signal = format!(") killed by signal {num} ({name}");
+        assert_ended(&out, 128 + num, &["pgasrun: locale 1 (pid ", &signal]);
     }
 }
 
@@ -225,11 +241,12 @@ fn abort_message_is_shown_and_the_job_fails() {
         "disk on fire",
         "1",
     ]);
-    assert_eq!(out.code(), Some(1), "{out:?}");
-    assert!(out.elapsed < PROMPT, "{out:?}");
-    assert_contains(&out, "pgasrun: locale 1 (pid ");
-    assert_contains(&out, ") aborted: disk on fire");
-    assert_contains(&out, "pgas locale 2: job stopped by pgasrun");
+    let needles = [
+        "pgasrun: locale 1 (pid ",
+        ") aborted: disk on fire",
+        "pgas locale 2: job stopped by pgasrun",
+    ];
+    assert_ended(&out, 1, &needles);
     // The launcher answered the abort (no fallback message from the locale).
     assert!(!out.stderr.contains("did not answer"), "{out:?}");
 }
@@ -237,32 +254,28 @@ fn abort_message_is_shown_and_the_job_fails() {
 #[test]
 fn locale_leaving_before_a_collective_fails_the_job_instead_of_hanging() {
     let out = pgasrun(&["-n", "3", "--timeout", "60", PROBE, "leave", "1"]);
-    assert_eq!(out.code(), Some(1), "{out:?}");
-    assert!(out.elapsed < PROMPT, "{out:?}");
-    assert_contains(
-        &out,
-        ") exited with status 0 without joining collective #0 (barrier)",
-    );
+    let left = ") exited with status 0 without joining collective #0 (barrier)";
+    assert_ended(&out, 1, &[left]);
     assert!(!out.stdout.contains("barrier returned"), "{out:?}");
 }
 
 #[test]
 fn mismatched_collectives_are_named() {
     let out = pgasrun(&["-n", "2", "--timeout", "60", PROBE, "mismatch"]);
-    assert_eq!(out.code(), Some(1), "{out:?}");
-    assert_contains(&out, "collective mismatch at collective #0");
-    assert_contains(&out, "locale 1 called allgather");
-    assert_contains(&out, "locale 0 called barrier");
+    let needles = [
+        "collective mismatch at collective #0",
+        "locale 1 called allgather",
+        "locale 0 called barrier",
+    ];
+    assert_exit(&out, 1, &needles);
     assert!(!out.stdout.contains("returned"), "{out:?}");
 }
 
 #[test]
 fn timeout_stops_a_hung_job() {
     let out = pgasrun(&["-n", "2", "--timeout", "1", PROBE, "sleep"]);
-    assert_eq!(out.code(), Some(124), "{out:?}");
     assert!(out.elapsed >= Duration::from_secs(1), "{out:?}");
-    assert!(out.elapsed < PROMPT, "{out:?}");
-    assert_contains(&out, "pgasrun: job exceeded --timeout of 1s");
+    assert_ended(&out, 124, &["pgasrun: job exceeded --timeout of 1s"]);
 }
 
 #[test]
@@ -271,18 +284,14 @@ fn job_timeout_from_the_environment_stops_a_hung_job() {
     cmd.env("PGAS_JOB_TIMEOUT", "1")
         .args(["-n", "2", PROBE, "sleep"]);
     let out = run(cmd);
-    assert_eq!(out.code(), Some(124), "{out:?}");
     assert!(out.elapsed >= Duration::from_secs(1), "{out:?}");
-    assert!(out.elapsed < PROMPT, "{out:?}");
-    assert_contains(&out, "pgasrun: job exceeded PGAS_JOB_TIMEOUT of 1s");
+    assert_ended(&out, 124, &["pgasrun: job exceeded PGAS_JOB_TIMEOUT of 1s"]);
     // The flag wins over the variable.
     let mut cmd = clean(PGASRUN);
     cmd.env("PGAS_JOB_TIMEOUT", "300")
         .args(["-n", "2", "--timeout", "1", PROBE, "sleep"]);
     let out = run(cmd);
-    assert_eq!(out.code(), Some(124), "{out:?}");
-    assert!(out.elapsed < PROMPT, "{out:?}");
-    assert_contains(&out, "pgasrun: job exceeded --timeout of 1s");
+    assert_ended(&out, 124, &["pgasrun: job exceeded --timeout of 1s"]);
     // A job that ends in time is not affected.
     let mut cmd = clean(PGASRUN);
     cmd.env("PGAS_JOB_TIMEOUT", "60").args(["-n", "2", "true"]);
@@ -319,9 +328,7 @@ fn np_is_accepted_like_mpirun() {
 fn locale_ignoring_sigterm_is_killed() {
     // Never connects (so no stop order) and ignores SIGTERM.
     let out = pgasrun(&["-n", "2", "--timeout", "0.5", PROBE, "sleep-noconnect"]);
-    assert_eq!(out.code(), Some(124), "{out:?}");
-    assert!(out.elapsed < PROMPT, "{out:?}");
-    assert_contains(&out, "did not stop after SIGTERM; sending SIGKILL");
+    assert_ended(&out, 124, &["did not stop after SIGTERM; sending SIGKILL"]);
 }
 
 #[test]
@@ -329,8 +336,7 @@ fn programs_that_do_not_use_the_oob_work() {
     let out = pgasrun(&["-n", "3", "true"]);
     assert_eq!(out.code(), Some(0), "{out:?}");
     let out = pgasrun(&["-n", "2", "false"]);
-    assert_eq!(out.code(), Some(1), "{out:?}");
-    assert_contains(&out, ") exited with status 1");
+    assert_exit(&out, 1, &[") exited with status 1"]);
     let out = pgasrun(&["-n", "2", "sh", "-c", "echo $PGAS_RANK/$PGAS_SIZE"]);
     let mut lines = out.lines();
     lines.sort();
