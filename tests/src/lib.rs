@@ -40,27 +40,23 @@ macro_rules! passed {
 
 /// One `#[test]` per provider of [`PROVIDERS`], each calling `$f` with its
 /// provider, named in the list's order (shm, tcp;ofi_rxm, udp;ofi_rxd,
-/// sockets): `per_provider!(|p| probe(p, &[]); rma_shm, rma_tcp_rxm,
-/// rma_udp_rxd, rma_sockets);`.
+/// sockets; a name for each, checked at compile time):
+/// `per_provider!(|p| probe(p, &[]); rma_shm, rma_tcp_rxm, rma_udp_rxd,
+/// rma_sockets);`.
 #[macro_export]
 macro_rules! per_provider {
-    ($f:expr; $shm:ident, $tcp:ident, $udp:ident, $sockets:ident $(,)?) => {
+    ($f:expr; $($name:ident),+ $(,)?) => {
+        $crate::per_provider!(@each $f; 0; $($name),+);
+    };
+    (@each $f:expr; $i:expr; $name:ident $(, $rest:ident)*) => {
         #[test]
-        fn $shm() {
-            ($f)($crate::PROVIDERS[0])
+        fn $name() {
+            ($f)($crate::PROVIDERS[$i])
         }
-        #[test]
-        fn $tcp() {
-            ($f)($crate::PROVIDERS[1])
-        }
-        #[test]
-        fn $udp() {
-            ($f)($crate::PROVIDERS[2])
-        }
-        #[test]
-        fn $sockets() {
-            ($f)($crate::PROVIDERS[3])
-        }
+        $crate::per_provider!(@each $f; $i + 1; $($rest),*);
+    };
+    (@each $f:expr; $i:expr;) => {
+        const _: () = assert!($i == $crate::PROVIDERS.len(), "one test name per provider");
     };
 }
 
