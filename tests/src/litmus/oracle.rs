@@ -48,6 +48,9 @@ pub enum Op {
     },
     /// Blocks until `loc == value`: a spin wait, a join, a barrier's arrival.
     Await(&'static str, u64),
+    /// Blocks until `loc == 0`, then sets it to 1, in one step: taking a
+    /// lock (released by `Write(loc, 0)`).
+    Lock(&'static str),
 }
 
 /// The final state of one complete interleaving: every location by name.
@@ -100,7 +103,7 @@ impl Program {
         let mut set = BTreeSet::new();
         for op in self.threads.iter().flatten() {
             match *op {
-                Op::Write(l, _) | Op::Await(l, _) => {
+                Op::Write(l, _) | Op::Await(l, _) | Op::Lock(l) => {
                     set.insert(l);
                 }
                 Op::Copy { dst, src } => {
@@ -159,6 +162,12 @@ impl Program {
                         if m[at(l)] != v {
                             continue;
                         }
+                    }
+                    Op::Lock(l) => {
+                        if m[at(l)] != 0 {
+                            continue;
+                        }
+                        m[at(l)] = 1;
                     }
                 }
                 let mut p = pcs.clone();

@@ -11,7 +11,11 @@
 //!   `tests/examples/litmus_gen.rs`.
 //! - [`c`]: programs over named locations, generated as C for OpenSHMEM
 //!   and for the runtime shim's C ABI.
+//! - [`fortran`]: programs over named locations, generated as Fortran
+//!   coarray programs for the coarray ABI (libpgas_caf); the program
+//!   `tests/examples/litmus_caf.rs`, run by `scripts/caf-litmus`.
 
 pub mod c;
 pub mod comm;
+pub mod fortran;
 pub mod shim;
