@@ -30,9 +30,9 @@ pub mod walk;
 
 use crate::convert::{convert, Elem};
 use crate::desc::{Descriptor, Shape};
-use crate::stat::{StatOut, STAT_ERROR, STAT_FAILED_IMAGE};
-use crate::state::{Caf, IMAGE_FAILED};
-use crate::token::Token;
+use crate::register::locate;
+use crate::stat::{StatOut, STAT_ERROR};
+use crate::state::Caf;
 use alloc::allocation_for;
 pub use alloc::{alloc_body, ALLOC_BODY};
 use refs::{CafReference, Ref};
@@ -136,32 +136,8 @@ unsafe fn target(
     refs: *const CafReference,
     check_failed: bool,
 ) -> Result<Target, Failure> {
-    // SAFETY: gfortran passes the coarray's token (ours).
-    let Some(tok) = (unsafe { Token::from_raw(token) }) else {
-        return Err(Failure(STAT_ERROR, "the coarray is not allocated".into()));
-    };
-    let team = c.current();
-    let Some(locale) = team.locale_of(image as i64) else {
-        return Err(Failure(
-            STAT_ERROR,
-            format!(
-                "image {image} is not an image of the current team (1 to {})",
-                team.num_images()
-            ),
-        ));
-    };
-    if check_failed && c.status_of(locale) == IMAGE_FAILED {
-        return Err(Failure(
-            STAT_FAILED_IMAGE,
-            format!("image {image} has failed"),
-        ));
-    }
-    let Some(start) = tok.addr_on(c.me, locale, 0) else {
-        return Err(Failure(
-            STAT_ERROR,
-            format!("the coarray is not allocated on image {image}"),
-        ));
-    };
+    let (tok, locale, start) =
+        locate(c, token, 0, image, check_failed).map_err(|(code, msg)| Failure(code, msg))?;
     let top = if tok.desc.is_null() {
         None
     } else {

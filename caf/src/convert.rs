@@ -261,31 +261,29 @@ pub fn convert(dst: &mut [u8], de: Elem, src: &[u8], se: Elem) {
 mod tests {
     use super::*;
 
+    /// The element `src` (type, kind, length `from`) converted to type,
+    /// kind and length `to`.
+    fn converted(to: (i8, usize, usize), src: &[u8], from: (i8, usize, usize)) -> Vec<u8> {
+        let (de, se) = (
+            Elem::new(to.0, to.1, to.2),
+            Elem::new(from.0, from.1, from.2),
+        );
+        let mut dst = vec![0u8; de.len];
+        convert(&mut dst, de, src, se);
+        dst
+    }
+
     #[test]
     fn numbers_convert_across_kinds_and_types() {
-        let mut d = [0u8; 8];
-        convert(
-            &mut d,
-            Elem::new(BT_REAL, 8, 8),
-            &7i32.to_ne_bytes(),
-            Elem::new(BT_INTEGER, 4, 4),
-        );
-        assert_eq!(f64::from_ne_bytes(d), 7.0);
-        let mut i = [0u8; 2];
-        convert(
-            &mut i,
-            Elem::new(BT_INTEGER, 2, 2),
+        let d = converted((BT_REAL, 8, 8), &7i32.to_ne_bytes(), (BT_INTEGER, 4, 4));
+        assert_eq!(f64::from_ne_bytes(d.try_into().unwrap()), 7.0);
+        let i = converted(
+            (BT_INTEGER, 2, 2),
             &(-3.75f32).to_ne_bytes(),
-            Elem::new(BT_REAL, 4, 4),
+            (BT_REAL, 4, 4),
         );
-        assert_eq!(i16::from_ne_bytes(i), -3);
-        let mut c = [0u8; 16];
-        convert(
-            &mut c,
-            Elem::new(BT_COMPLEX, 8, 16),
-            &2.5f32.to_ne_bytes(),
-            Elem::new(BT_REAL, 4, 4),
-        );
+        assert_eq!(i16::from_ne_bytes(i.try_into().unwrap()), -3);
+        let c = converted((BT_COMPLEX, 8, 16), &2.5f32.to_ne_bytes(), (BT_REAL, 4, 4));
         assert_eq!(f64::from_ne_bytes(c[..8].try_into().unwrap()), 2.5);
         assert_eq!(f64::from_ne_bytes(c[8..].try_into().unwrap()), 0.0);
     }
@@ -304,33 +302,15 @@ mod tests {
 
     #[test]
     fn characters_pad_truncate_and_change_kind() {
-        let mut d = [0u8; 5];
-        convert(
-            &mut d,
-            Elem::new(BT_CHARACTER, 1, 5),
-            b"ab",
-            Elem::new(BT_CHARACTER, 1, 2),
-        );
+        let d = converted((BT_CHARACTER, 1, 5), b"ab", (BT_CHARACTER, 1, 2));
         assert_eq!(&d, b"ab   ");
-        let mut w = [0u8; 12];
-        convert(
-            &mut w,
-            Elem::new(BT_CHARACTER, 4, 12),
-            b"xyzw",
-            Elem::new(BT_CHARACTER, 1, 4),
-        );
+        let w = converted((BT_CHARACTER, 4, 12), b"xyzw", (BT_CHARACTER, 1, 4));
         let chars: Vec<u32> = w
             .chunks(4)
             .map(|c| u32::from_ne_bytes(c.try_into().unwrap()))
             .collect();
         assert_eq!(chars, vec![b'x' as u32, b'y' as u32, b'z' as u32]);
-        let mut n = [0u8; 2];
-        convert(
-            &mut n,
-            Elem::new(BT_CHARACTER, 1, 2),
-            &w,
-            Elem::new(BT_CHARACTER, 4, 12),
-        );
+        let n = converted((BT_CHARACTER, 1, 2), &w, (BT_CHARACTER, 4, 12));
         assert_eq!(&n, b"xy");
     }
 }

@@ -1,9 +1,10 @@
 //! Coarray registration: `_gfortran_caf_register` / `_deregister`,
 //! collective frees, and the resolution of a coindexed operation's image
-//! and address (`remote_addr`). Above the state and the tokens it fills.
+//! and address (`locate`, `remote_addr`). Above the state and the tokens
+//! it fills.
 
 use crate::desc::Descriptor;
-use crate::stat::{StatOut, STAT_ERROR};
+use crate::stat::{StatOut, STAT_ERROR, STAT_FAILED_IMAGE};
 use crate::state::{Caf, TeamRec};
 use crate::token::{regtype, Token, TokenKind};
 use std::ffi::{c_char, c_int, c_void};
@@ -216,11 +217,50 @@ pub unsafe extern "C" fn _gfortran_caf_deregister(
     out.ok();
 }
 
+/// A coindexed reference resolved: the coarray's token, the world locale
+/// of `image` (1-based, current team) and the address there of byte
+/// `offset` of the coarray. Errs with the `stat=` code and the message when
+/// the token is null, the image index is not one of the current team's, the
+/// image has failed (checked only when `check_failed`), or the coarray is
+/// not allocated there.
+pub(crate) fn locate<'a>(
+    c: &Caf,
+    token: *mut c_void,
+    offset: usize,
+    image: c_int,
+    check_failed: bool,
+) -> Result<(&'a Token, usize, u64), (c_int, String)> {
+    // SAFETY: gfortran passes the coarray's token (ours).
+    let Some(tok) = (unsafe { Token::from_raw(token) }) else {
+        return Err((STAT_ERROR, "the coarray is not allocated".into()));
+    };
+    let team = c.current();
+    let Some(l) = team.locale_of(image as i64) else {
+        return Err((
+            STAT_ERROR,
+            format!(
+                "image {image} is not an image of the current team (1 to {})",
+                team.num_images()
+            ),
+        ));
+    };
+    if check_failed && c.status_of(l) == crate::state::IMAGE_FAILED {
+        return Err((STAT_FAILED_IMAGE, format!("image {image} has failed")));
+    }
+    let Some(a) = tok.addr_on(c.me, l, offset) else {
+        return Err((
+            STAT_ERROR,
+            format!("the coarray is not allocated on image {image}"),
+        ));
+    };
+    Ok((tok, l, a))
+}
+
 /// Where a coindexed operation goes: the world locale of `image` (1-based,
-/// current team) and the address of byte `offset` of the coarray there.
-/// Reports through `out` (and returns None) when the image index is not one
-/// of the current team's, the coarray is not allocated there, or (with
-/// `stat=`) the image has failed.
+/// current team; 0: this image) and the address of byte `offset` of the
+/// coarray there, resolved as [`locate`] does (the failed image checked
+/// only with `stat=`). Reports through `out` (and returns None) when that
+/// fails.
 pub(crate) fn remote_addr(
     c: &Caf,
     token: *mut c_void,
@@ -229,47 +269,20 @@ pub(crate) fn remote_addr(
     out: &StatOut,
     statement: &str,
 ) -> Option<(usize, u64)> {
-    // SAFETY: gfortran passes the coarray's token (ours).
-    let Some(tok) = (unsafe { Token::from_raw(token) }) else {
-        out.fail(STAT_ERROR, statement, "the coarray is not allocated");
-        return None;
-    };
-    let team = c.current();
     // gfortran passes image 0 for an atomic, lock or event reference
     // without a coindex: this image.
     let image = if image == 0 {
-        team.this_image() as c_int
+        c.current().this_image() as c_int
     } else {
         image
     };
-    let Some(l) = team.locale_of(image as i64) else {
-        out.fail(
-            STAT_ERROR,
-            statement,
-            format!(
-                "image {image} is not an image of the current team (1 to {})",
-                team.num_images()
-            ),
-        );
-        return None;
-    };
-    if out.present() && c.status_of(l) == crate::state::IMAGE_FAILED {
-        out.fail(
-            crate::stat::STAT_FAILED_IMAGE,
-            statement,
-            format!("image {image} has failed"),
-        );
-        return None;
+    match locate(c, token, offset, image, out.present()) {
+        Ok((_, l, a)) => Some((l, a)),
+        Err((code, msg)) => {
+            out.fail(code, statement, msg);
+            None
+        }
     }
-    let Some(a) = tok.addr_on(c.me, l, offset) else {
-        out.fail(
-            STAT_ERROR,
-            statement,
-            format!("the coarray is not allocated on image {image}"),
-        );
-        return None;
-    };
-    Some((l, a))
 }
 
 /// The library-owned word `index` of a lock or event coarray on `image`

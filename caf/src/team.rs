@@ -55,6 +55,20 @@ unsafe fn team_of(t: *const c_void, statement: &str) -> Arc<TeamRec> {
     }
 }
 
+/// The team of gfortran's `team_type` variable at `team` (a CHANGE TEAM or
+/// SYNC TEAM argument).
+///
+/// # Safety
+/// `team` is null or points to a `team_type` variable (null or defined by
+/// FORM TEAM).
+unsafe fn team_var(team: *mut *mut c_void, statement: &str) -> Arc<TeamRec> {
+    if team.is_null() {
+        error_termination(&format!("{statement}: no team variable"), 1);
+    }
+    // SAFETY: caller; not null (checked).
+    unsafe { team_of(*team, statement) }
+}
+
 /// The members of `team` other than this image, as world locales.
 fn partners(c: &Caf, team: &TeamRec) -> Vec<usize> {
     team.team
@@ -167,11 +181,8 @@ pub unsafe extern "C" fn _gfortran_caf_form_team(
 #[no_mangle]
 pub unsafe extern "C" fn _gfortran_caf_change_team(team: *mut *mut c_void, _coselector: c_int) {
     const WHAT: &str = "CHANGE TEAM";
-    if team.is_null() {
-        error_termination(&format!("{WHAT}: no team variable"), 1);
-    }
     // SAFETY: gfortran's team variable.
-    let t = unsafe { team_of(*team, WHAT) };
+    let t = unsafe { team_var(team, WHAT) };
     let c = Caf::get();
     let current = c.current();
     let formed_here = t.parent.as_ref().is_some_and(|p| Arc::ptr_eq(p, &current));
@@ -232,11 +243,8 @@ pub unsafe extern "C" fn _gfortran_caf_end_team(_team: *mut *mut c_void) {
 #[no_mangle]
 pub unsafe extern "C" fn _gfortran_caf_sync_team(team: *mut *mut c_void, _unused: c_int) {
     const WHAT: &str = "SYNC TEAM";
-    if team.is_null() {
-        error_termination(&format!("{WHAT}: no team variable"), 1);
-    }
     // SAFETY: gfortran's team variable.
-    let t = unsafe { team_of(*team, WHAT) };
+    let t = unsafe { team_var(team, WHAT) };
     sync_members(Caf::get(), &t, WHAT);
 }
 

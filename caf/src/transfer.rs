@@ -38,9 +38,9 @@ pub(crate) mod section;
 
 use crate::convert::Elem;
 use crate::desc::Descriptor;
+use crate::register::locate;
 use crate::stat::{StatOut, STAT_ERROR, STAT_FAILED_IMAGE};
 use crate::state::{Caf, IMAGE_FAILED};
-use crate::token::Token;
 use section::{CafVector, Section};
 use std::ffi::{c_int, c_void};
 
@@ -70,31 +70,13 @@ unsafe fn resolve(
     out: &StatOut,
     statement: &str,
 ) -> Option<Coindexed> {
-    // SAFETY: caller.
-    let Some(tok) = (unsafe { Token::from_raw(token) }) else {
-        out.fail(STAT_ERROR, statement, "the coarray is not allocated");
-        return None;
+    let (tok, locale, origin) = match locate(c, token, offset, image, true) {
+        Ok(t) => t,
+        Err((code, msg)) => {
+            out.fail(code, statement, msg);
+            return None;
+        }
     };
-    let team = c.current();
-    let Some(locale) = team.locale_of(image as i64) else {
-        out.fail(
-            STAT_ERROR,
-            statement,
-            format!(
-                "image index {image} is not an image of the current team (1 to {})",
-                team.num_images()
-            ),
-        );
-        return None;
-    };
-    if c.status_of(locale) == IMAGE_FAILED {
-        out.fail(
-            STAT_FAILED_IMAGE,
-            statement,
-            format!("image {image} has failed"),
-        );
-        return None;
-    }
     // SAFETY: caller.
     let section = match unsafe { Section::of_descriptor(desc, vector) } {
         Ok(s) => s,
@@ -118,14 +100,6 @@ unsafe fn resolve(
             return None;
         }
     }
-    let Some(origin) = tok.addr_on(c.me, locale, offset) else {
-        out.fail(
-            STAT_ERROR,
-            statement,
-            format!("the coarray is not allocated on image {image}"),
-        );
-        return None;
-    };
     Some(Coindexed {
         locale,
         origin,

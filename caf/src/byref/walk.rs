@@ -466,6 +466,19 @@ mod tests {
         }
     }
 
+    /// The triplet `start:end:stride` of a dimension.
+    fn triplet(start: isize, end: isize, stride: isize) -> Sel {
+        Sel::Range { start, end, stride }
+    }
+
+    /// An array reference: `dims`, through a descriptor when `described`.
+    fn arr(dims: Vec<Sel>, described: bool, item_size: usize) -> Ref {
+        Ref {
+            part: Part::Array { dims, described },
+            item_size,
+        }
+    }
+
     #[test]
     fn allocatable_component_section_through_the_descriptor() {
         // matrix(10, 7) with bounds (0:9, 2:8), column-major.
@@ -489,24 +502,7 @@ mod tests {
         };
         let refs = vec![
             comp(16, true),
-            Ref {
-                part: Part::Array {
-                    dims: vec![
-                        Sel::Range {
-                            start: 1,
-                            end: 7,
-                            stride: 4,
-                        },
-                        Sel::Range {
-                            start: 6,
-                            end: 2,
-                            stride: -2,
-                        },
-                    ],
-                    described: true,
-                },
-                item_size: 4,
-            },
+            arr(vec![triplet(1, 7, 4), triplet(6, 2, -2)], true, 4),
         ];
         let l = walk(&Local, obj.as_ptr() as u64, None, &refs).unwrap();
         let got: Vec<i32> = l
@@ -524,13 +520,7 @@ mod tests {
         // A full dimension keeps the array's lower bound.
         let full = vec![
             comp(16, true),
-            Ref {
-                part: Part::Array {
-                    dims: vec![Sel::Single(3), Sel::Full { stride: 1 }],
-                    described: true,
-                },
-                item_size: 4,
-            },
+            arr(vec![Sel::Single(3), Sel::Full { stride: 1 }], true, 4),
         ];
         let l = walk(&Local, obj.as_ptr() as u64, None, &full).unwrap();
         assert_eq!(l.extents, vec![Extent { n: 7, lbound: 2 }]);
@@ -539,13 +529,7 @@ mod tests {
         // Out of bounds names the index.
         let bad = vec![
             comp(16, true),
-            Ref {
-                part: Part::Array {
-                    dims: vec![Sel::Single(10), Sel::Full { stride: 1 }],
-                    described: true,
-                },
-                item_size: 4,
-            },
+            arr(vec![Sel::Single(10), Sel::Full { stride: 1 }], true, 4),
         ];
         match walk(&Local, obj.as_ptr() as u64, None, &bad) {
             Err(WalkError::Bad(m)) => assert!(m.contains("index 10"), "{m}"),
@@ -576,16 +560,7 @@ mod tests {
             &Local,
             obj.as_ptr() as u64,
             None,
-            &[
-                comp(0, true),
-                Ref {
-                    part: Part::Array {
-                        dims: vec![Sel::Full { stride: 1 }],
-                        described: true,
-                    },
-                    item_size: 4,
-                },
-            ],
+            &[comp(0, true), arr(vec![Sel::Full { stride: 1 }], true, 4)],
         );
         match r {
             Err(WalkError::NotAllocated(_, Some(h))) => {
@@ -610,25 +585,11 @@ mod tests {
         // dims (0..1 step 1), (2..6 step 4), single 20 in gfortran's terms.
         let refs = vec![
             comp(4, false),
-            Ref {
-                part: Part::Array {
-                    dims: vec![
-                        Sel::Range {
-                            start: 0,
-                            end: 1,
-                            stride: 1,
-                        },
-                        Sel::Range {
-                            start: 2,
-                            end: 6,
-                            stride: 4,
-                        },
-                        Sel::Single(20),
-                    ],
-                    described: false,
-                },
-                item_size: 4,
-            },
+            arr(
+                vec![triplet(0, 1, 1), triplet(2, 6, 4), Sel::Single(20)],
+                false,
+                4,
+            ),
         ];
         let l = walk(&Local, 1000, None, &refs).unwrap();
         let offs: Vec<u64> = l.elems.iter().map(|a| (a - 1004) / 4).collect();
@@ -647,16 +608,7 @@ mod tests {
                 ubound: 2,
             }],
         };
-        let refs = vec![
-            Ref {
-                part: Part::Array {
-                    dims: vec![Sel::Single(1)],
-                    described: true,
-                },
-                item_size: 120,
-            },
-            comp(8, false),
-        ];
+        let refs = vec![arr(vec![Sel::Single(1)], true, 120), comp(8, false)];
         // The image's base is `start`, not the local descriptor's base.
         let l = walk(&Local, 5000, Some(&top), &refs).unwrap();
         assert_eq!(l.elems, vec![5000 + 3 * 120 + 8]);
@@ -674,13 +626,7 @@ mod tests {
             }],
         };
         let at = |stride| {
-            let refs = vec![Ref {
-                part: Part::Array {
-                    dims: vec![Sel::Full { stride }],
-                    described: true,
-                },
-                item_size: 4,
-            }];
+            let refs = vec![arr(vec![Sel::Full { stride }], true, 4)];
             let l = walk(&Local, 0, Some(&top), &refs).unwrap();
             l.elems.iter().map(|a| a / 4).collect::<Vec<u64>>()
         };

@@ -481,6 +481,16 @@ mod tests {
         }
     }
 
+    /// A section of `extent` elements of `elem_len` bytes, `stride` bytes
+    /// apart, from byte `first`.
+    fn strided(first: isize, elem_len: usize, stride: isize, extent: usize) -> Section {
+        Section {
+            first,
+            elem_len,
+            axes: vec![Axis::Step { stride, extent }],
+        }
+    }
+
     #[test]
     fn a_scalar_ignores_the_unset_offset() {
         let d = desc(4, 123_456, &[]);
@@ -585,28 +595,14 @@ mod tests {
         let mut runs = Vec::new();
         v.for_each_run(|o, n| runs.push((o, n)));
         assert_eq!(runs, vec![(0, 2), (12, 1), (8, 1)]);
-        let block = Section {
-            first: 0,
-            elem_len: 8,
-            axes: vec![Axis::Step {
-                stride: 8,
-                extent: 7,
-            }],
-        };
+        let block = strided(0, 8, 8, 7);
         assert!(block.is_contiguous());
     }
 
     #[test]
     fn gather_and_scatter_convert_and_broadcast() {
         let src: Vec<i32> = (1..=6).collect();
-        let every_other = Section {
-            first: 0,
-            elem_len: 4,
-            axes: vec![Axis::Step {
-                stride: 8,
-                extent: 3,
-            }],
-        };
+        let every_other = strided(0, 4, 8, 3);
         let i4 = Elem::new(BT_INTEGER, 4, 4);
         let r8 = Elem::new(BT_REAL, 8, 8);
         let mut out = vec![0u8; 24];
@@ -620,14 +616,7 @@ mod tests {
 
         // One element to every element of a backwards section, converted.
         let mut dst = [0i16; 4];
-        let back = Section {
-            first: 6,
-            elem_len: 2,
-            axes: vec![Axis::Step {
-                stride: -2,
-                extent: 4,
-            }],
-        };
+        let back = strided(6, 2, -2, 4);
         // SAFETY: the section lies inside `dst`.
         unsafe {
             scatter(
@@ -642,14 +631,7 @@ mod tests {
 
         // Characters: kind 1 of length 2 into kind 4 of length 3, reversed.
         let mut wide = [0u32; 6];
-        let rev = Section {
-            first: 12,
-            elem_len: 12,
-            axes: vec![Axis::Step {
-                stride: -12,
-                extent: 2,
-            }],
-        };
+        let rev = strided(12, 12, -12, 2);
         // SAFETY: the section lies inside `wide`.
         unsafe {
             scatter(
