@@ -90,16 +90,6 @@ typedef struct {
 #define SHMEM_CTX_NOSTORE (1L << 2)
 
 /* ---------------------------------------------------------- type tables */
-/* Table 5: standard RMA types (TYPE, TYPENAME). */
-#define PGAS_SHMEM_RMA_TYPES(X)                                              \
-    X(float, float) X(double, double) X(long double, longdouble)             \
-    X(char, char) X(signed char, schar) X(short, short) X(int, int)         \
-    X(long, long) X(long long, longlong) X(unsigned char, uchar)            \
-    X(unsigned short, ushort) X(unsigned int, uint) X(unsigned long, ulong) \
-    X(unsigned long long, ulonglong) X(int8_t, int8) X(int16_t, int16)      \
-    X(int32_t, int32) X(int64_t, int64) X(uint8_t, uint8)                   \
-    X(uint16_t, uint16) X(uint32_t, uint32) X(uint64_t, uint64)             \
-    X(size_t, size) X(ptrdiff_t, ptrdiff)
 /* Table 5 without long double (p / g by value from the library). */
 #define PGAS_SHMEM_RMA_VALUE_TYPES(X)                                        \
     X(float, float) X(double, double)                                        \
@@ -110,6 +100,8 @@ typedef struct {
     X(int32_t, int32) X(int64_t, int64) X(uint8_t, uint8)                   \
     X(uint16_t, uint16) X(uint32_t, uint32) X(uint64_t, uint64)             \
     X(size_t, size) X(ptrdiff_t, ptrdiff)
+/* Table 5: standard RMA types (TYPE, TYPENAME). */
+#define PGAS_SHMEM_RMA_TYPES(X) PGAS_SHMEM_RMA_VALUE_TYPES(X) X(long double, longdouble)
 /* Table 6: standard AMO types. */
 #define PGAS_SHMEM_AMO_STD_TYPES(X)                                          \
     X(int, int) X(long, long) X(long long, longlong) X(unsigned int, uint)  \

@@ -14,7 +14,8 @@
 //! `sync.rs`.
 
 use crate::CtxScope;
-use crate::{rt, sym, sym_ptr, OrDie};
+use crate::{rt, sym, OrDie};
+use runtime_shim::{GlobalAddr, GlobalPtr, Runtime};
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
@@ -61,14 +62,28 @@ pub(crate) fn complete_nbi(call: &str, ctx: Option<usize>) {
     }
 }
 
-/// Non-blocking PUT of `nbytes` bytes from `src` to `dest` on `pe`.
-fn put_nbi_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usize, pe: c_int) {
+/// The runtime and `addr` on `pe`, or `None` for a zero-length transfer: a
+/// no-op whose addresses may be NULL (only the PE is checked).
+#[inline]
+fn target(
+    call: &str,
+    addr: *const c_void,
+    nbytes: usize,
+    pe: c_int,
+) -> Option<(&'static Runtime, GlobalAddr)> {
     let rt = rt(call);
     if nbytes == 0 {
         crate::check_pe(call, rt, pe);
-        return;
+        return None;
     }
-    let to = sym(call, rt, dest, pe);
+    Some((rt, sym(call, rt, addr, pe)))
+}
+
+/// Non-blocking PUT of `nbytes` bytes from `src` to `dest` on `pe`.
+fn put_nbi_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usize, pe: c_int) {
+    let Some((rt, to)) = target(call, dest, nbytes, pe) else {
+        return;
+    };
     // SAFETY: the caller passes `nbytes` readable bytes at `src` and leaves
     // them unchanged until the next quiet (the C API's contract for _nbi),
     // which waits for the handle before returning.
@@ -81,12 +96,9 @@ fn put_nbi_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usiz
 
 /// Non-blocking GET of `nbytes` bytes at `src` on `pe` into `dest`.
 fn get_nbi_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usize, pe: c_int) {
-    let rt = rt(call);
-    if nbytes == 0 {
-        crate::check_pe(call, rt, pe);
+    let Some((rt, from)) = target(call, src, nbytes, pe) else {
         return;
-    }
-    let from = sym(call, rt, src, pe);
+    };
     // SAFETY: `dest` has `nbytes` writable bytes nobody touches until the
     // next quiet (the C API's contract for _nbi), which waits for the handle.
     let buf: &'static mut [u8] = unsafe { std::slice::from_raw_parts_mut(dest as *mut u8, nbytes) };
@@ -97,51 +109,36 @@ fn get_nbi_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usiz
 
 /// PUT of `nbytes` bytes from `src` (local) to `dest` on `pe`.
 #[inline]
-pub(crate) fn put_bytes(
-    call: &str,
-    dest: *mut c_void,
-    src: *const c_void,
-    nbytes: usize,
-    pe: c_int,
-) {
-    let rt = rt(call);
-    if nbytes == 0 {
-        // A zero-length transfer is a no-op (its addresses may be NULL).
-        crate::check_pe(call, rt, pe);
+fn put_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usize, pe: c_int) {
+    let Some((rt, to)) = target(call, dest, nbytes, pe) else {
         return;
-    }
-    let to = sym_ptr::<u8>(call, rt, dest, pe);
+    };
     // SAFETY: the caller passes `nbytes` readable bytes at `src` (the C API's
     // contract for the source buffer); it is only read for this call.
     let data = unsafe { std::slice::from_raw_parts(src as *const u8, nbytes) };
-    rt.put(to, data).or_die(call);
+    rt.put(GlobalPtr::from_addr(to), data).or_die(call);
 }
 
 /// GET of `nbytes` bytes from `src` on `pe` into `dest` (local).
 #[inline]
-pub(crate) fn get_bytes(
-    call: &str,
-    dest: *mut c_void,
-    src: *const c_void,
-    nbytes: usize,
-    pe: c_int,
-) {
-    let rt = rt(call);
-    if nbytes == 0 {
-        crate::check_pe(call, rt, pe);
+fn get_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usize, pe: c_int) {
+    let Some((rt, from)) = target(call, src, nbytes, pe) else {
         return;
-    }
-    let from = sym_ptr::<u8>(call, rt, src, pe);
+    };
     // SAFETY: the caller passes `nbytes` writable bytes at `dest`, not used by
     // anything else during the call (the C API's contract).
     let buf = unsafe { std::slice::from_raw_parts_mut(dest as *mut u8, nbytes) };
-    rt.get(buf, from).or_die(call);
+    rt.get(buf, GlobalPtr::from_addr(from)).or_die(call);
 }
 
-/// Strided PUT: `nelems` elements of `size` bytes, every `sst`-th of
-/// `src` to every `dst`-th of `dest` on `pe`.
+/// A blocking byte copy: `put_bytes` or `get_bytes`.
+type ByteCopy = fn(&str, *mut c_void, *const c_void, usize, c_int);
+
+/// Strided PUT or GET (`copy`): `nelems` elements of `size` bytes, every
+/// `sst`-th of `src` to every `dst`-th of `dest`, with `pe` the remote side.
 #[allow(clippy::too_many_arguments)]
-fn iput_bytes(
+fn strided(
+    copy: ByteCopy,
     call: &str,
     dest: *mut c_void,
     src: *const c_void,
@@ -154,26 +151,7 @@ fn iput_bytes(
     for i in 0..nelems as isize {
         let d = (dest as *mut u8).wrapping_offset(i * dst * size as isize);
         let s = (src as *const u8).wrapping_offset(i * sst * size as isize);
-        put_bytes(call, d as *mut c_void, s as *const c_void, size, pe);
-    }
-}
-
-/// Strided GET (see [`iput_bytes`]).
-#[allow(clippy::too_many_arguments)]
-fn iget_bytes(
-    call: &str,
-    dest: *mut c_void,
-    src: *const c_void,
-    dst: isize,
-    sst: isize,
-    nelems: usize,
-    size: usize,
-    pe: c_int,
-) {
-    for i in 0..nelems as isize {
-        let d = (dest as *mut u8).wrapping_offset(i * dst * size as isize);
-        let s = (src as *const u8).wrapping_offset(i * sst * size as isize);
-        get_bytes(call, d as *mut c_void, s as *const c_void, size, pe);
+        copy(call, d as *mut c_void, s as *const c_void, size, pe);
     }
 }
 
@@ -244,27 +222,27 @@ macro_rules! strided_family {
         /// C API: `source` and `dest` cover `nelems` elements at their strides.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ $p>](dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            iput_bytes(concat!("shmem_", stringify!($p)), dest, source, dst, sst, nelems, $size, pe)
+            strided(put_bytes, concat!("shmem_", stringify!($p)), dest, source, dst, sst, nelems, $size, pe)
         }
         /// # Safety
         /// As `iput`.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ $g>](dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            iget_bytes(concat!("shmem_", stringify!($g)), dest, source, dst, sst, nelems, $size, pe)
+            strided(get_bytes, concat!("shmem_", stringify!($g)), dest, source, dst, sst, nelems, $size, pe)
         }
         /// # Safety
         /// As `iput`.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $p>](ctx: *mut c_void, dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
             let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($p)), ctx);
-            iput_bytes(concat!("shmem_ctx_", stringify!($p)), dest, source, dst, sst, nelems, $size, pe)
+            strided(put_bytes, concat!("shmem_ctx_", stringify!($p)), dest, source, dst, sst, nelems, $size, pe)
         }
         /// # Safety
         /// As `iput`.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $g>](ctx: *mut c_void, dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
             let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($g)), ctx);
-            iget_bytes(concat!("shmem_ctx_", stringify!($g)), dest, source, dst, sst, nelems, $size, pe)
+            strided(get_bytes, concat!("shmem_ctx_", stringify!($g)), dest, source, dst, sst, nelems, $size, pe)
         }
     )* } };
 }
