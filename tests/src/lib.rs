@@ -224,6 +224,18 @@ impl Run {
     pub fn ok(&self) -> bool {
         self.code == Some(0)
     }
+    /// Asserts that standard output holds `needle` at least `n` times
+    /// (one line per error a probe provoked, say); returns how many.
+    pub fn assert_at_least(&self, needle: &str, n: usize) -> usize {
+        let seen = self.stdout.matches(needle).count();
+        assert!(
+            seen >= n,
+            "{seen} times {needle:?}, expected at least {n}:\n{}",
+            self.stdout
+        );
+        seen
+    }
+
     /// Panics with the whole output unless it exited 0.
     pub fn assert_ok(&self, what: &str) -> &Self {
         assert!(

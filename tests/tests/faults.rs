@@ -224,14 +224,10 @@ fn faults_on_every_provider_under_mpirun() {
 /// Runs a bad-input scenario; it must succeed (every locale saw the errors
 /// it should) and print `PREFIX bad input:` lines, each naming something.
 fn bad_input(provider: &str, n: usize, scenario: &str, env: &[(&str, &str)], at_least: usize) {
-    let job = probe(n, &[scenario], env).provider(provider);
-    let ctx = job.what();
-    let r = job.passes(&[format!("fault_probe {scenario} ok")]);
-    let lines = r.stdout.matches("fault_probe bad input:").count();
-    assert!(
-        lines >= at_least,
-        "{ctx}: {lines} errors reported, expected at least {at_least}: {r:?}"
-    );
+    let r = probe(n, &[scenario], env)
+        .provider(provider)
+        .passes(&[format!("fault_probe {scenario} ok")]);
+    let lines = r.assert_at_least("fault_probe bad input:", at_least);
     tally("bad_inputs", lines);
 }
 
@@ -348,11 +344,7 @@ fn c_abi_bad_input() {
             .secs(limit().as_secs())
             .serial()
             .passes(&[format!("faults {mode} ok")]);
-        let lines = r.stdout.matches("faults bad input:").count();
-        assert!(
-            lines >= if mode == "bad" { 39 } else { 12 },
-            "{lines}: {r:?}"
-        );
+        let lines = r.assert_at_least("faults bad input:", if mode == "bad" { 39 } else { 12 });
         tally("bad_inputs", lines);
     }
 }

@@ -80,40 +80,18 @@ fn sockets_every_mode() {
 /// context and releases it with its stores forced visible.
 #[test]
 fn unbound_thread() {
-    let run = passes(
-        3,
-        "shm",
-        "message-order",
-        "40",
-        &[("MCM_PROBE_UNBOUND", "1")],
-    );
+    let unbound = [("MCM_PROBE_UNBOUND", "1")];
+    let run = passes(3, "shm", "message-order", "40", &unbound);
     assert!(run.stdout.contains("unbound"), "{}", run.stdout);
-    passes(
-        3,
-        "tcp;ofi_rxm",
-        "message-order",
-        "20",
-        &[("MCM_PROBE_UNBOUND", "1")],
-    );
-    passes(
-        2,
-        "sockets",
-        "message-order-fence",
-        "3",
-        &[("MCM_PROBE_UNBOUND", "1")],
-    );
+    passes(3, "tcp;ofi_rxm", "message-order", "20", &unbound);
+    passes(2, "sockets", "message-order-fence", "3", &unbound);
 }
 
 /// Fewer contexts than workers: the layer runs unbound and says so.
 #[test]
 fn too_few_contexts_run_unbound() {
-    let run = passes(
-        3,
-        "shm",
-        "message-order",
-        "40",
-        &[("PGAS_MAX_TX_CONTEXTS", "3"), ("PGAS_NUM_WORKERS", "4")],
-    );
+    let fewer = [("PGAS_MAX_TX_CONTEXTS", "3"), ("PGAS_NUM_WORKERS", "4")];
+    let run = passes(3, "shm", "message-order", "40", &fewer);
     assert!(
         run.stderr.contains("unbound endpoints"),
         "the verbose line should say unbound: {}",

@@ -75,11 +75,7 @@ fn everything_on_shm_with_one_worker() {
     let inlined = task_count(t, " run by their joiner");
     assert!(helped + inlined > 100, "{t}");
     // Every bad input was reported with a message.
-    assert!(
-        r.stdout.matches("shim_probe bad: ").count() >= 14,
-        "{}",
-        r.stdout
-    );
+    r.assert_at_least("shim_probe bad: ", 14);
 }
 
 #[test]

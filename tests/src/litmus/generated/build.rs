@@ -92,6 +92,8 @@ pub(super) enum DataRead {
     GetNb,
     /// `on(home) { r = get(d) }` (a blocking on-statement to the word's home).
     OnHome,
+    /// An atomic read.
+    Atomic,
 }
 
 /// How the flag is set.
@@ -169,6 +171,7 @@ pub(super) fn read_data(b: &mut B, t: u8, w: u8, how: DataRead) {
             b.push(t, Step::Get { w, r, nb: Some(h) });
             b.push(t, Step::Wait { h });
         }
+        DataRead::Atomic => b.push(t, Step::ARead { w, r }),
         DataRead::OnHome => {
             let home = b.words[w as usize].home;
             let c = b.thread(home, ThreadKind::Child);

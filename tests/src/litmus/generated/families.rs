@@ -356,8 +356,7 @@ fn unbound_amo(out: &mut Vec<Program>) {
             b.push(t0, Step::AAdd { w: d });
             b.push(t0, Step::AWrite { w: f, v: 1 });
             b.push(t1, Step::Await { w: f, v: 1 });
-            let r = b.reg();
-            b.push(t1, Step::ARead { w: d, r });
+            read_data(&mut b, t1, d, DataRead::Atomic);
             out.push(b.build("MP-AMO", Size::Eight, true));
         }
     }
@@ -382,8 +381,7 @@ fn amo_window(out: &mut Vec<Program>) {
         b.push(t0, Step::AAdd { w: d });
         b.push(t0, Step::AWrite { w: f, v: 1 });
         b.push(t1, Step::Await { w: f, v: 1 });
-        let r = b.reg();
-        b.push(t1, Step::ARead { w: d, r });
+        read_data(&mut b, t1, d, DataRead::Atomic);
         out.push(b.build("AMO-WINDOW", Size::Eight, false));
     }
     for reader in [1u8, 2] {
@@ -430,10 +428,8 @@ fn unordered_add(out: &mut Vec<Program>) {
             }
             b.push(t0, Step::AWrite { w: f, v: 1 });
             b.push(t1, Step::Await { w: f, v: 1 });
-            let r = b.reg();
-            b.push(t1, Step::ARead { w: a, r });
-            let r = b.reg();
-            b.push(t1, Step::ARead { w: w2, r });
+            read_data(&mut b, t1, a, DataRead::Atomic);
+            read_data(&mut b, t1, w2, DataRead::Atomic);
             out.push(b.build("UNORDERED-ADD", Size::Eight, false));
         }
     }
@@ -448,8 +444,7 @@ fn coherence_amo(out: &mut Vec<Program>) {
         let t0 = b.thread(0, ThreadKind::Task);
         b.push(t0, Step::AWrite { w: x, v: 1 });
         b.push(t0, Step::AAdd { w: x });
-        let r = b.reg();
-        b.push(t0, Step::ARead { w: x, r });
+        read_data(&mut b, t0, x, DataRead::Atomic);
         out.push(b.build("COHERENCE", Size::Eight, false));
     }
 }
@@ -618,8 +613,7 @@ fn nested(out: &mut Vec<Program>) {
             b.push(t1, Step::Await { w: f, v: 1 });
             let r = b.reg();
             b.push(t1, Step::Get { w: d, r, nb: None });
-            let r = b.reg();
-            b.push(t1, Step::ARead { w: a, r });
+            read_data(&mut b, t1, a, DataRead::Atomic);
             out.push(b.build("NESTED", Size::Eight, false));
         }
     }
