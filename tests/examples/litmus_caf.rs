@@ -11,7 +11,7 @@
 //! `check` exits 0 when every outcome is allowed, 1 when some is
 //! forbidden, 2 when the output holds no report of the program.
 
-use pgas_tests::litmus::front::fortran::{catalogue, check, emit, find};
+use pgas_tests::litmus::front::fortran::{catalogue, check, emit::emit, find};
 use std::io::Read as _;
 use std::process::ExitCode;
 

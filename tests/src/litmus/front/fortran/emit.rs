@@ -1,4 +1,5 @@
-//! The Fortran source of one program ([`emit`]).
+//! The Fortran source of one program ([`emit`]): the coarray program that
+//! runs a description round by round.
 
 use super::{FProg, Kind, Shape, Step};
 use std::fmt::Write as _;

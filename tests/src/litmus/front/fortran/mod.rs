@@ -6,7 +6,7 @@
 //! steps per image role ([`Step`]: a coindexed put or get, `sync images`,
 //! `sync all`, `sync memory`, `event post` / `event wait`, `lock` /
 //! `unlock`, `atomic_define` / `atomic_ref`) over named locations. From
-//! the description the front end generates the Fortran source ([`emit`])
+//! the description the front end generates the Fortran source ([`emit::emit`])
 //! and asks the SC oracle of the other front ends
 //! ([`crate::litmus::oracle`]) which outcomes are allowed ([`allowed`]).
 //! The program loops its rounds, stamps every value it writes with the
@@ -25,9 +25,7 @@
 //! atomics. `scripts/caf-litmus` runs them through the example
 //! `tests/examples/litmus_caf.rs`.
 
-mod emit;
-
-pub use emit::emit;
+pub mod emit;
 
 use crate::litmus::oracle::{outcome_of, Final, Op, Program};
 use crate::litmus::tally::Tally;

@@ -1,3 +1,4 @@
+use super::emit::emit;
 use super::*;
 
 /// Each program and the outcomes SC allows it, `|` between outcomes.
