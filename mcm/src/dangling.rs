@@ -144,16 +144,8 @@ impl Iterator for LocaleSetIter<'_> {
 }
 
 /// Iterator over the union of the PUT- and AMO-dangling sets of a
-/// [`DanglingStores`], ascending.
-#[derive(Clone, Debug)]
-pub struct Targets<'a>(WordUnion<'a>);
-
-impl Iterator for Targets<'_> {
-    type Item = Locale;
-    fn next(&mut self) -> Option<Locale> {
-        self.0.next()
-    }
-}
+/// [`DanglingStores`], ascending: the same walk as over one set.
+pub type Targets<'a> = LocaleSetIter<'a>;
 
 /// Walks the set bits of one set, or of the union of two sets of the same
 /// size, word by word, skipping zero words through the summary.
@@ -416,7 +408,7 @@ impl DanglingStores {
     /// Every target with something dangling (PUT or AMO), ascending, walking
     /// the two sets' words together.
     pub fn targets(&self) -> Targets<'_> {
-        Targets(WordUnion::new(&self.put, Some(&self.amo)))
+        LocaleSetIter(WordUnion::new(&self.put, Some(&self.amo)))
     }
 }
 

@@ -9,7 +9,7 @@
 //! [`Transport::wait_all`] covers them all (the original forced one target at a
 //! time, a round trip each).
 
-use crate::{Locale, OpFlags, Transport};
+use crate::{AmoKind, Binding, Locale, OpFlags, Transport};
 
 /// Weakening bit: skip every forcing step (order GETs, proofs, the `FENCE`s
 /// and waits the policy adds because something dangles).
@@ -95,6 +95,38 @@ pub(crate) fn settle_reads<T: Transport, const W: u8>(
     }
     tx.wait_all()?;
     tx.dangling().clear_reads();
+    Ok(())
+}
+
+/// Before an AMO of `kind` in the ordering modes: a writing SC atomic may
+/// release another task that then writes where a GET of ours still reads, so
+/// every pending GET first.
+pub(crate) fn settle_reads_before<T: Transport, const W: u8>(
+    tx: &mut T,
+    kind: AmoKind,
+) -> Result<(), T::Error> {
+    if kind.writes() {
+        settle_reads::<T, W>(tx, None)?;
+    }
+    Ok(())
+}
+
+/// After an AMO of `kind` completed in the ordering modes: a non-fetching one
+/// completes before it lands, so it dangles at `target`; an unbound context
+/// has no next boundary of its own, so there it is proved visible at once
+/// (posted with `flags`).
+pub(crate) fn mark_update<T: Transport, const W: u8>(
+    tx: &mut T,
+    target: Locale,
+    kind: AmoKind,
+    flags: OpFlags,
+) -> Result<(), T::Error> {
+    if kind == AmoKind::Update {
+        tx.dangling().mark_amo(target);
+        if forcing(W) && tx.binding() == Binding::Unbound {
+            self::target(tx, target, flags)?;
+        }
+    }
     Ok(())
 }
 
@@ -212,29 +244,5 @@ pub(crate) fn target<T: Transport>(
     }
     tx.wait_all()?;
     tx.dangling().clear_target(target);
-    Ok(())
-}
-
-/// One mode's AMO implementor (the shape of `selector::AmoFn`, which this
-/// module, below the selector, does not name).
-pub(crate) type AmoOne<T> = fn(
-    &mut T,
-    Locale,
-    <T as Transport>::Amo,
-    crate::AmoKind,
-) -> Result<(), <T as Transport>::Error>;
-
-/// A batch of unordered AMOs in the two ordering modes: each as an ordered
-/// non-fetching AMO by the mode's `amo` (posted without waiting for local
-/// completion where the transport injects them, proved at the next
-/// boundary).
-pub(crate) fn amo_batch_each<T: Transport>(
-    tx: &mut T,
-    ops: &mut dyn Iterator<Item = (Locale, T::Amo)>,
-    amo: AmoOne<T>,
-) -> Result<(), T::Error> {
-    for (target, op) in ops {
-        amo(tx, target, op, crate::AmoKind::Update)?;
-    }
     Ok(())
 }

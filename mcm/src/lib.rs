@@ -37,5 +37,5 @@ mod policy_tests;
 pub use dangling::{DanglingStores, LocaleSet, LocaleSetIter, Targets};
 pub use locale::Locale;
 pub use mode::{Mode, ParseModeError};
-pub use selector::{AmoFn, ForceVisibleFn, GetFn, PutFn, ReleaseFn, Selector, SendFn, Weakening};
+pub use selector::{AmoFn, ForceVisibleFn, GetFn, PutFn, Selector, SendFn, Weakening};
 pub use transport::{AmoKind, Binding, Blocking, OpFlags, Transport};

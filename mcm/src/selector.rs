@@ -13,7 +13,7 @@ use crate::force::{
     WINDOW_ANY_TARGET,
 };
 use crate::mode::{dc, fence, order};
-use crate::{AmoKind, Blocking, Locale, Mode, Transport};
+use crate::{AmoKind, Binding, Blocking, Locale, Mode, Transport};
 
 /// A PUT implementor: post the PUT to `target` with whatever the mode adds,
 /// wait for local completion if [`Blocking::Yes`], record what now dangles.
@@ -32,7 +32,8 @@ pub type AmoFn<T> =
 /// task's buffered `*_unordered` atomics at its fence): unordered among
 /// themselves by the API's contract, so they may be in flight together.
 /// Returns once they are as visible as the mode's ordered non-fetching AMOs
-/// would be (delivery-complete: delivered).
+/// would be (delivery-complete: delivered). The ordering modes have none:
+/// [`Selector::amo_batch`] posts each as their ordered non-fetching AMO.
 pub type AmoBatchFn<T> = fn(
     &mut T,
     &mut dyn Iterator<Item = (Locale, <T as Transport>::Amo)>,
@@ -41,11 +42,9 @@ pub type AmoBatchFn<T> = fn(
 /// handler's 'done' is the generic layer's business.
 pub type SendFn<T> =
     fn(&mut T, Locale, <T as Transport>::Send) -> Result<(), <T as Transport>::Error>;
-/// The boundary implementor: make every dangling store of the context visible.
+/// The boundary implementor: make every dangling store of the context visible
+/// (also what [`Selector::release`] does to an unbound context).
 pub type ForceVisibleFn<T> = fn(&mut T) -> Result<(), <T as Transport>::Error>;
-/// The release implementor: what must happen before an unbound context is
-/// handed to another holder (nothing on a bound one).
-pub type ReleaseFn<T> = fn(&mut T) -> Result<(), <T as Transport>::Error>;
 
 /// A deliberate hole in the memory model, for negative controls only: each
 /// re-opens one hole that a fix closed (or that forcing closes), so that the
@@ -194,10 +193,10 @@ pub struct Selector<T: Transport> {
     put: PutFn<T>,
     get: GetFn<T>,
     amo: AmoFn<T>,
-    amo_batch: AmoBatchFn<T>,
+    /// `None`: each AMO as the mode's ordered non-fetching `amo`.
+    amo_batch: Option<AmoBatchFn<T>>,
     send: SendFn<T>,
     force_visible: ForceVisibleFn<T>,
-    release: ReleaseFn<T>,
     /// Whether `amo` relies on atomic WAW beyond what the mode requires
     /// (see [`Selector::with_atomic_waw`]).
     amo_window: bool,
@@ -294,10 +293,9 @@ impl<T: Transport> Selector<T> {
                 put: fence::put::<T, W>,
                 get: fence::get::<T, W>,
                 amo: fence::amo::<T, W>,
-                amo_batch: fence::amo_batch::<T, W>,
+                amo_batch: None,
                 send: fence::send::<T, W>,
                 force_visible: fence::force_visible::<T, W>,
-                release: fence::release::<T, W>,
                 amo_window: false,
             },
             Mode::MessageOrder => Selector {
@@ -306,10 +304,9 @@ impl<T: Transport> Selector<T> {
                 put: order::put::<T, W>,
                 get: order::get::<T, W>,
                 amo: order::amo::<T, W>,
-                amo_batch: order::amo_batch::<T, W>,
+                amo_batch: None,
                 send: order::send::<T, W>,
                 force_visible: order::force_visible::<T, W>,
-                release: order::release::<T, W>,
                 amo_window: false,
             },
             Mode::DeliveryComplete => Selector {
@@ -322,10 +319,9 @@ impl<T: Transport> Selector<T> {
                 } else {
                     dc::amo::<T, W>
                 },
-                amo_batch: dc::amo_batch::<T, W>,
+                amo_batch: Some(dc::amo_batch::<T, W>),
                 send: dc::send::<T, W>,
                 force_visible: dc::force_visible::<T, W>,
-                release: dc::release::<T, W>,
                 amo_window,
             },
         }
@@ -395,7 +391,15 @@ impl<T: Transport> Selector<T> {
         tx: &mut T,
         ops: &mut dyn Iterator<Item = (Locale, T::Amo)>,
     ) -> Result<(), T::Error> {
-        (self.amo_batch)(tx, ops)
+        match self.amo_batch {
+            Some(batch) => batch(tx, ops),
+            None => {
+                for (target, op) in ops {
+                    (self.amo)(tx, target, op, AmoKind::Update)?;
+                }
+                Ok(())
+            }
+        }
     }
 
     /// AM send `op` to `target` (on-statement, AM-mediated RMA or AMO);
@@ -419,7 +423,10 @@ impl<T: Transport> Selector<T> {
     /// boundary).
     #[inline]
     pub fn release(&self, tx: &mut T) -> Result<(), T::Error> {
-        (self.release)(tx)
+        match tx.binding() {
+            Binding::Bound => Ok(()),
+            Binding::Unbound => (self.force_visible)(tx),
+        }
     }
 }
 

@@ -18,6 +18,17 @@ fn violating_seeds(litmus: Litmus, test: LitmusTest) -> Vec<u64> {
         .collect()
 }
 
+/// Asserts that every one of `tests` reaches its forbidden outcome under
+/// `litmus` for some seed (a negative control); `when` says in what case.
+fn assert_breaks(litmus: Litmus, tests: &[LitmusTest], when: &str) {
+    for &test in tests {
+        assert!(
+            !violating_seeds(litmus, test).is_empty(),
+            "{test} should break {when}"
+        );
+    }
+}
+
 #[test]
 fn every_mode_conforms_for_every_seed() {
     for mode in Mode::PREFERENCE {
@@ -65,12 +76,11 @@ fn fence_mode_needs_rma_waw_which_the_original_dropped() {
     // lets two PUTs to one word land in the wrong order.
     let litmus = Litmus::new(Selector::for_mode(Mode::MessageOrderFence))
         .with_ordering(ProviderOrdering::ORIGINAL_FENCE);
-    for test in [LitmusTest::Waw, LitmusTest::WawNb] {
-        assert!(
-            !violating_seeds(litmus, test).is_empty(),
-            "{test} should break without RMA WAW"
-        );
-    }
+    assert_breaks(
+        litmus,
+        &[LitmusTest::Waw, LitmusTest::WawNb],
+        "without RMA WAW",
+    );
 }
 
 #[test]
@@ -87,12 +97,11 @@ fn message_order_amos_rely_on_waw_at_their_own_target() {
         ..ProviderOrdering::for_mode(Mode::MessageOrder)
     };
     let litmus = Litmus::new(Selector::for_mode(Mode::MessageOrder)).with_ordering(no_waw);
-    for test in [LitmusTest::MpAmoAmo, LitmusTest::MpAtomic] {
-        assert!(
-            !violating_seeds(litmus, test).is_empty(),
-            "{test} should break without WAW when the AMO forces only the other targets"
-        );
-    }
+    assert_breaks(
+        litmus,
+        &[LitmusTest::MpAmoAmo, LitmusTest::MpAtomic],
+        "without WAW when the AMO forces only the other targets",
+    );
 }
 
 #[test]
@@ -105,12 +114,11 @@ fn delivery_complete_waits_out_only_overlapping_puts() {
         Mode::DeliveryComplete,
         Some(mcm::Weakening::RangeBlind),
     ));
-    for test in [LitmusTest::WawNb, LitmusTest::RawNb, LitmusTest::WindowNb] {
-        assert!(
-            !violating_seeds(blind, test).is_empty(),
-            "{test} should break when delivery-complete ignores overlaps"
-        );
-    }
+    assert_breaks(
+        blind,
+        &[LitmusTest::WawNb, LitmusTest::RawNb, LitmusTest::WindowNb],
+        "when delivery-complete ignores overlaps",
+    );
 }
 
 /// delivery-complete over a provider that grants atomic WAW: the AMO window.
@@ -141,9 +149,10 @@ fn delivery_complete_amo_window_relies_on_atomic_waw() {
     // land first (MP-AMO-AMO), which the same program never shows with it.
     let litmus =
         Litmus::new(dc_window()).with_ordering(ProviderOrdering::for_mode(Mode::DeliveryComplete));
-    assert!(
-        !violating_seeds(litmus, LitmusTest::MpAmoAmo).is_empty(),
-        "MP-AMO-AMO should break when the window runs without atomic WAW"
+    assert_breaks(
+        litmus,
+        &[LitmusTest::MpAmoAmo],
+        "when the window runs without atomic WAW",
     );
 }
 
@@ -158,9 +167,10 @@ fn delivery_complete_amo_window_settles_before_another_target() {
         )
         .with_atomic_waw(),
     );
-    assert!(
-        !violating_seeds(litmus, LitmusTest::MpAmoAmoSplit).is_empty(),
-        "MP-AMO-AMO-split should break when the window does not settle other targets"
+    assert_breaks(
+        litmus,
+        &[LitmusTest::MpAmoAmoSplit],
+        "when the window does not settle other targets",
     );
     // The weakening changes nothing without the window.
     let plain = Litmus::new(Selector::weakened(

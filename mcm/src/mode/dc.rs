@@ -38,7 +38,7 @@
 use crate::force::{
     batch_waited, forcing, ranges_checked, settle_reads, waits_for_source, window_per_target,
 };
-use crate::{AmoKind, Binding, Blocking, Locale, OpFlags, Transport};
+use crate::{AmoKind, Blocking, Locale, OpFlags, Transport};
 
 const DC: OpFlags = OpFlags::DELIVERY_COMPLETE;
 
@@ -200,11 +200,4 @@ pub(crate) fn send<T: Transport, const W: u8>(
 
 pub(crate) fn force_visible<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {
     settle_all::<T, W>(tx)
-}
-
-pub(crate) fn release<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {
-    match tx.binding() {
-        Binding::Bound => Ok(()),
-        Binding::Unbound => settle_all::<T, W>(tx),
-    }
 }

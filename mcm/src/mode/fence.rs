@@ -23,7 +23,7 @@
 //! offered atomic RAW; forcing is pipelined.
 
 use crate::force::{self, forcing, settle_reads, waits_for_source, Scope};
-use crate::{AmoKind, Binding, Blocking, Locale, OpFlags, Transport};
+use crate::{AmoKind, Blocking, Locale, OpFlags, Transport};
 
 pub(crate) fn put<T: Transport, const W: u8>(
     tx: &mut T,
@@ -80,11 +80,7 @@ pub(crate) fn amo<T: Transport, const W: u8>(
     op: T::Amo,
     kind: AmoKind,
 ) -> Result<(), T::Error> {
-    if kind.writes() {
-        // A writing SC atomic may release another task that then writes
-        // where a GET of ours still reads: every pending GET first.
-        settle_reads::<T, W>(tx, None)?;
-    }
+    force::settle_reads_before::<T, W>(tx, kind)?;
     let mut flags = OpFlags::NONE;
     if forcing(W) {
         // An SC atomic is ordered after every earlier store of the task.
@@ -96,21 +92,7 @@ pub(crate) fn amo<T: Transport, const W: u8>(
     }
     tx.post_amo(target, op, flags)?;
     tx.wait_all()?;
-    if kind == AmoKind::Update {
-        tx.dangling().mark_amo(target);
-        if forcing(W) && tx.binding() == Binding::Unbound {
-            force::target(tx, target, OpFlags::FENCE)?;
-        }
-    }
-    Ok(())
-}
-
-/// A batch of unordered AMOs: each as an ordered non-fetching AMO.
-pub(crate) fn amo_batch<T: Transport, const W: u8>(
-    tx: &mut T,
-    ops: &mut dyn Iterator<Item = (Locale, T::Amo)>,
-) -> Result<(), T::Error> {
-    force::amo_batch_each(tx, ops, amo::<T, W>)
+    force::mark_update::<T, W>(tx, target, kind, OpFlags::FENCE)
 }
 
 pub(crate) fn send<T: Transport, const W: u8>(
@@ -136,11 +118,4 @@ pub(crate) fn send<T: Transport, const W: u8>(
 
 pub(crate) fn force_visible<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {
     force::boundary::<T, W>(tx, OpFlags::FENCE)
-}
-
-pub(crate) fn release<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {
-    match tx.binding() {
-        Binding::Bound => Ok(()),
-        Binding::Unbound => force_visible::<T, W>(tx),
-    }
 }

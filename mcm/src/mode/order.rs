@@ -25,12 +25,12 @@
 //!
 //! Beyond the original: AMO-dangling targets are proved visible rather than
 //! read (a GET does not clear `amo[target]`); forcing is pipelined; a GET clears
-//! `put[target]` on an unbound context too, because [`release`] forces
+//! `put[target]` on an unbound context too, because [`Selector::release`](crate::Selector::release) forces
 //! everything before an unbound context changes hands, so whatever dangles on
 //! it was posted by the current holder on this same context.
 
 use crate::force::{self, forcing, read_amo_forces, settle_reads, waits_for_source, Scope};
-use crate::{AmoKind, Binding, Blocking, Locale, OpFlags, Transport};
+use crate::{AmoKind, Blocking, Locale, OpFlags, Transport};
 
 pub(crate) fn put<T: Transport, const W: u8>(
     tx: &mut T,
@@ -70,11 +70,7 @@ pub(crate) fn amo<T: Transport, const W: u8>(
     op: T::Amo,
     kind: AmoKind,
 ) -> Result<(), T::Error> {
-    if kind.writes() {
-        // A writing SC atomic may release another task that then writes
-        // where a GET of ours still reads: every pending GET first.
-        settle_reads::<T, W>(tx, None)?;
-    }
+    force::settle_reads_before::<T, W>(tx, kind)?;
     if (kind.writes() && forcing(W)) || read_amo_forces(W) {
         // Every *other* target: the provider orders this AMO behind what
         // dangles at its own target (legacy RAW/WAW cover RMA and atomics
@@ -90,21 +86,7 @@ pub(crate) fn amo<T: Transport, const W: u8>(
         // AMO dangling there stays: a read does not prove it applied.)
         tx.dangling().clear_put(target);
     }
-    if kind == AmoKind::Update {
-        tx.dangling().mark_amo(target);
-        if forcing(W) && tx.binding() == Binding::Unbound {
-            force::target(tx, target, OpFlags::NONE)?;
-        }
-    }
-    Ok(())
-}
-
-/// A batch of unordered AMOs: each as an ordered non-fetching AMO.
-pub(crate) fn amo_batch<T: Transport, const W: u8>(
-    tx: &mut T,
-    ops: &mut dyn Iterator<Item = (Locale, T::Amo)>,
-) -> Result<(), T::Error> {
-    force::amo_batch_each(tx, ops, amo::<T, W>)
+    force::mark_update::<T, W>(tx, target, kind, OpFlags::NONE)
 }
 
 pub(crate) fn send<T: Transport, const W: u8>(
@@ -123,11 +105,4 @@ pub(crate) fn send<T: Transport, const W: u8>(
 
 pub(crate) fn force_visible<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {
     force::boundary::<T, W>(tx, OpFlags::NONE)
-}
-
-pub(crate) fn release<T: Transport, const W: u8>(tx: &mut T) -> Result<(), T::Error> {
-    match tx.binding() {
-        Binding::Bound => Ok(()),
-        Binding::Unbound => force_visible::<T, W>(tx),
-    }
 }

@@ -430,12 +430,19 @@ mod tests {
     const PUT: SimPut = SimPut { src: 0, dst: 0 };
     const GET: SimGet = SimGet { src: 0, dst: 1 };
 
+    /// A fabric in `mode` (seed `seed`) whose bound context on locale 0 has
+    /// posted a PUT of `value` (from `SRC`) to `X` with `flags`.
+    fn put_posted(mode: Mode, seed: u64, value: u64, flags: OpFlags) -> (SimFabric, SimTxContext) {
+        let f = fabric(mode, seed);
+        let mut tx = f.context(0, Binding::Bound);
+        f.store(SRC, value);
+        tx.post_put(1, &PUT, flags).unwrap();
+        (f, tx)
+    }
+
     #[test]
     fn put_source_is_read_by_the_nic_not_at_the_call() {
-        let f = fabric(Mode::MessageOrder, 1);
-        let mut tx = f.context(0, Binding::Bound);
-        f.store(SRC, 1);
-        tx.post_put(1, &PUT, OpFlags::NONE).unwrap();
+        let (f, mut tx) = put_posted(Mode::MessageOrder, 1, 1, OpFlags::NONE);
         f.store(SRC, 2);
         f.shutdown();
         assert_eq!(f.load(X), 2, "the NIC read the overwritten source");
@@ -443,10 +450,7 @@ mod tests {
 
     #[test]
     fn waiting_for_local_completion_reads_the_source_but_need_not_land() {
-        let f = fabric(Mode::MessageOrder, 1);
-        let mut tx = f.context(0, Binding::Bound);
-        f.store(SRC, 1);
-        tx.post_put(1, &PUT, OpFlags::NONE).unwrap();
+        let (f, mut tx) = put_posted(Mode::MessageOrder, 1, 1, OpFlags::NONE);
         tx.wait_all().unwrap();
         f.store(SRC, 2);
         assert_eq!(
@@ -462,10 +466,7 @@ mod tests {
 
     #[test]
     fn delivery_complete_put_has_landed_when_waited() {
-        let f = fabric(Mode::DeliveryComplete, 1);
-        let mut tx = f.context(0, Binding::Bound);
-        f.store(SRC, 5);
-        tx.post_put(1, &PUT, OpFlags::DELIVERY_COMPLETE).unwrap();
+        let (f, mut tx) = put_posted(Mode::DeliveryComplete, 1, 5, OpFlags::DELIVERY_COMPLETE);
         tx.wait_all().unwrap();
         assert_eq!(f.load(X), 5);
         f.shutdown();
@@ -493,10 +494,7 @@ mod tests {
     fn stale_reads(mode: Mode, get_flags: OpFlags) -> usize {
         (0..64)
             .filter(|&seed| {
-                let f = fabric(mode, seed);
-                let mut tx = f.context(0, Binding::Bound);
-                f.store(SRC, 9);
-                tx.post_put(1, &PUT, OpFlags::NONE).unwrap();
+                let (f, mut tx) = put_posted(mode, seed, 9, OpFlags::NONE);
                 tx.wait_all().unwrap();
                 tx.post_get(1, GET, get_flags).unwrap();
                 tx.wait_all().unwrap();
@@ -545,10 +543,7 @@ mod tests {
     #[test]
     fn send_runs_its_handler_at_the_target_and_saw_orders_it() {
         for seed in 0..32 {
-            let f = fabric(Mode::MessageOrder, seed);
-            let mut tx = f.context(0, Binding::Bound);
-            f.store(SRC, 4);
-            tx.post_put(1, &PUT, OpFlags::NONE).unwrap();
+            let (f, mut tx) = put_posted(Mode::MessageOrder, seed, 4, OpFlags::NONE);
             let copy = SimSend::CopyWord { from: X, to: 1 };
             tx.post_send(1, copy, OpFlags::NONE).unwrap();
             f.shutdown();
@@ -562,10 +557,7 @@ mod tests {
         // fence, so it too waits for the PUT (fi_ep: "and any operation posted
         // after the fenced operation").
         for seed in 0..32 {
-            let f = fabric(Mode::DeliveryComplete, seed);
-            let mut tx = f.context(0, Binding::Bound);
-            f.store(SRC, 8);
-            tx.post_put(1, &PUT, OpFlags::NONE).unwrap();
+            let (f, mut tx) = put_posted(Mode::DeliveryComplete, seed, 8, OpFlags::NONE);
             tx.post_order_get(1, OpFlags::FENCE).unwrap();
             tx.post_get(1, GET, OpFlags::NONE).unwrap();
             tx.wait_all().unwrap();
