@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 
 use crate::env::LauncherEnv;
 use crate::error::OobError;
-use crate::oob::{Oob, Relayed};
+use crate::oob::{abort_text, shared_instance, Relayed};
 use crate::single::check_len;
 use crate::wire::{Msg, Op, WireError};
 
@@ -33,8 +33,6 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 /// After sending an abort, how long to wait for the launcher's stop order
 /// before exiting on our own.
 const ABORT_WAIT: Duration = Duration::from_secs(10);
-/// Longest abort message sent.
-const MAX_ABORT_MSG: usize = 64 * 1024;
 /// Exit status of a locale stopped by the watchdog.
 const STOPPED_EXIT_CODE: i32 = 1;
 
@@ -44,17 +42,14 @@ static SHARED: std::sync::Mutex<Option<LauncherOob>> = std::sync::Mutex::new(Non
 
 /// Returns the process's connection to the launcher, opening it on first use.
 pub(crate) fn connect_shared(env: &LauncherEnv) -> Result<LauncherOob, OobError> {
-    let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(c) = shared.as_ref() {
-        return Ok(c.clone());
-    }
-    let c = LauncherOob::connect(env)?;
-    *shared = Some(c.clone());
-    // SAFETY: registers a plain extern "C" fn once; its argument is unused.
-    if unsafe { on_exit(tell_exit, std::ptr::null_mut()) } != 0 {
-        tracing::warn!("on_exit failed: pgasrun will not hear when this locale exits");
-    }
-    Ok(c)
+    shared_instance(&SHARED, || {
+        let c = LauncherOob::connect(env)?;
+        // SAFETY: registers a plain extern "C" fn once; its argument is unused.
+        if unsafe { on_exit(tell_exit, std::ptr::null_mut()) } != 0 {
+            tracing::warn!("on_exit failed: pgasrun will not hear when this locale exits");
+        }
+        Ok(c)
+    })
 }
 
 extern "C" {
@@ -183,6 +178,10 @@ impl LauncherOob {
 }
 
 impl Relayed for LauncherOob {
+    fn place(&self) -> (usize, usize) {
+        (self.inner.rank, self.inner.size)
+    }
+
     fn collective(&self, op: Op, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError> {
         check_len(data)?;
         let mut calls = self.inner.calls.lock();
@@ -209,68 +208,21 @@ impl Relayed for LauncherOob {
             ))),
         }
     }
-}
 
-impl LauncherOob {
-    /// Sends one frame that needs no answer.
-    fn send(&self, msg: &Msg) -> Result<(), OobError> {
-        self.inner
-            .writer
-            .lock()
-            .write_all(&msg.encode())
-            .map_err(|e| OobError::ConnectionLost(format!("sending {}: {e}", msg.name())))
-    }
-}
-
-impl Oob for LauncherOob {
-    fn rank(&self) -> usize {
-        self.inner.rank
-    }
-
-    fn size(&self) -> usize {
-        self.inner.size
-    }
-
-    fn allgather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>, OobError> {
-        self.relayed_allgather(data)
-    }
-
-    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError> {
-        self.relayed_broadcast(root, data)
-    }
-
-    fn barrier(&self) -> Result<(), OobError> {
-        self.relayed_barrier()
-    }
-
-    fn guard_exit(&self) -> Result<(), OobError> {
+    fn guard(&self) -> Result<(), OobError> {
         self.send(&Msg::Guard)
     }
 
-    fn finalized(&self) -> Result<(), OobError> {
+    fn done(&self) -> Result<(), OobError> {
         self.send(&Msg::Finalized)
     }
 
-    fn abort(&self, msg: &str) -> ! {
-        self.end_job(None, msg)
-    }
-
-    fn global_exit(&self, status: i32, msg: &str) -> ! {
-        self.end_job(Some(status), msg)
-    }
-}
-
-impl LauncherOob {
     /// Tells the launcher to stop the job (an abort, or a global exit with
     /// its status), then waits for the stop order.
     fn end_job(&self, status: Option<i32>, msg: &str) -> ! {
         let inner = &self.inner;
         inner.aborting.store(true, Ordering::SeqCst);
-        let mut end = msg.len().min(MAX_ABORT_MSG);
-        while !msg.is_char_boundary(end) {
-            end -= 1;
-        }
-        let msg_part = msg[..end].to_owned();
+        let msg_part = abort_text(msg).to_owned();
         let frame = match status {
             None => Msg::Abort { msg: msg_part },
             Some(status) => Msg::GlobalExit {
@@ -300,6 +252,17 @@ impl LauncherOob {
             }
         );
         std::process::exit(status.unwrap_or(STOPPED_EXIT_CODE))
+    }
+}
+
+impl LauncherOob {
+    /// Sends one frame that needs no answer.
+    fn send(&self, msg: &Msg) -> Result<(), OobError> {
+        self.inner
+            .writer
+            .lock()
+            .write_all(&msg.encode())
+            .map_err(|e| OobError::ConnectionLost(format!("sending {}: {e}", msg.name())))
     }
 }
 
@@ -374,6 +337,7 @@ fn watchdog(rank: usize, mut conn: TcpStream, tx: mpsc::Sender<Msg>, aborting: &
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Oob;
     use std::net::TcpListener;
 
     /// A one-connection fake launcher running `script` on the accepted

@@ -35,7 +35,7 @@ use parking_lot::Mutex;
 use crate::env::PmixEnv;
 use crate::error::OobError;
 use crate::hub::{self, HubAd, HubClient, OnLost};
-use crate::oob::{Oob, Relayed};
+use crate::oob::{abort_text, shared_instance, Relayed};
 use crate::pmix_ffi::{self as ffi, key, ty, Info, Lib, Proc, Value, ValueData};
 use crate::single::check_len;
 use crate::wire::{Msg, Op, PmixValue};
@@ -45,8 +45,6 @@ use crate::wire::{Msg, Op, PmixValue};
 const ABORT_WAIT: Duration = Duration::from_secs(10);
 /// Locale 0's finalize waits this long for its service to tell the others.
 const FINALIZE_WAIT: Duration = Duration::from_secs(5);
-/// Longest abort message passed on.
-const MAX_ABORT_MSG: usize = 64 * 1024;
 /// Exit status of an aborting locale (and the status asked of the launcher).
 const ABORT_EXIT_CODE: i32 = 1;
 
@@ -80,13 +78,7 @@ static SHARED: std::sync::Mutex<Option<PmixOob>> = std::sync::Mutex::new(None);
 
 /// Returns the process's PMIx OOB, initializing PMIx on first use.
 pub(crate) fn connect_shared(env: &PmixEnv) -> Result<PmixOob, OobError> {
-    let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(o) = shared.as_ref() {
-        return Ok(o.clone());
-    }
-    let o = PmixOob::init(env)?;
-    *shared = Some(o.clone());
-    Ok(o)
+    shared_instance(&SHARED, || PmixOob::init(env))
 }
 
 struct Inner {
@@ -303,11 +295,7 @@ impl PmixOob {
                 tracing::debug!(rank, detail, guarded, "collective service: locale gone");
                 return;
             }
-            me.end_job(
-                ABORT_EXIT_CODE,
-                "abort: ",
-                &format!("locale {rank} died: {detail}"),
-            )
+            me.end_job(None, &format!("locale {rank} died: {detail}"))
         })
     }
 
@@ -336,35 +324,17 @@ impl Relayed for PmixOob {
         );
         Ok(out)
     }
-}
 
-impl Oob for PmixOob {
-    fn rank(&self) -> usize {
-        self.inner.rank
+    fn place(&self) -> (usize, usize) {
+        (self.inner.rank, self.inner.size)
     }
 
-    fn size(&self) -> usize {
-        self.inner.size
-    }
-
-    fn allgather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>, OobError> {
-        self.relayed_allgather(data)
-    }
-
-    fn broadcast(&self, root: usize, data: &[u8]) -> Result<Vec<u8>, OobError> {
-        self.relayed_broadcast(root, data)
-    }
-
-    fn barrier(&self) -> Result<(), OobError> {
-        self.relayed_barrier()
-    }
-
-    fn guard_exit(&self) -> Result<(), OobError> {
+    fn guard(&self) -> Result<(), OobError> {
         GUARDED.store(true, Ordering::SeqCst);
         self.tell_hub(&Msg::Guard)
     }
 
-    fn finalized(&self) -> Result<(), OobError> {
+    fn done(&self) -> Result<(), OobError> {
         FINALIZED.store(true, Ordering::SeqCst);
         self.tell_hub(&Msg::Finalized)?;
         if self.inner.rank == 0 {
@@ -380,25 +350,20 @@ impl Oob for PmixOob {
         Ok(())
     }
 
-    fn abort(&self, msg: &str) -> ! {
-        self.end_job(ABORT_EXIT_CODE, "abort: ", msg)
-    }
-
-    fn global_exit(&self, status: i32, msg: &str) -> ! {
-        self.end_job(status, "global exit: ", msg)
+    fn end_job(&self, status: Option<i32>, msg: &str) -> ! {
+        match status {
+            None => self.pmix_abort(ABORT_EXIT_CODE, "abort: ", msg),
+            Some(status) => self.pmix_abort(status, "global exit: ", msg),
+        }
     }
 }
 
 impl PmixOob {
     /// PMIx_Abort with `status` (the launcher's exit status for the job).
-    fn end_job(&self, status: i32, what: &str, msg: &str) -> ! {
+    fn pmix_abort(&self, status: i32, what: &str, msg: &str) -> ! {
         ABORTING.store(true, Ordering::SeqCst);
         let rank = self.inner.rank;
-        let mut end = msg.len().min(MAX_ABORT_MSG);
-        while !msg.is_char_boundary(end) {
-            end -= 1;
-        }
-        let msg = &msg[..end];
+        let msg = abort_text(msg);
         // mpirun does not print the message it gets with PMIx_Abort (srun
         // may): say it here, before the launcher kills us.
         let _ = writeln!(std::io::stderr(), "pgas locale {rank}: {what}{msg}");

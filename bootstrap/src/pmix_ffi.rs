@@ -71,14 +71,19 @@ impl Proc {
 
     /// The namespace as text (it is NUL-terminated within the array).
     pub(crate) fn nspace_str(&self) -> String {
-        let bytes: Vec<u8> = self
-            .nspace
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
+        c_text(&self.nspace)
     }
+}
+
+/// The text of a NUL-terminated string in a fixed `char` array (all of it
+/// if there is no NUL).
+fn c_text(chars: &[c_char]) -> String {
+    let bytes: Vec<u8> = chars
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// `pmix_byte_object_t`.
@@ -419,13 +424,7 @@ int main(void) {
     #[test]
     fn info_flag_is_loaded_like_the_macro() {
         let i = Info::flag(key::COLLECT_DATA, true);
-        let k: Vec<u8> = i
-            .key
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
-        assert_eq!(k, b"pmix.collect");
+        assert_eq!(c_text(&i.key), "pmix.collect");
         assert_eq!(i.value.ty, ty::BOOL);
         // SAFETY: `flag` is the member that was written.
         assert!(unsafe { i.value.data.flag });
