@@ -133,7 +133,7 @@ pub struct TxContext {
     /// The locale's operation counters (forcing operations are counted here,
     /// where the MCM mode posts them).
     diag: Arc<crate::diag::CommDiagnostics>,
-    /// Stable storage for one atomic's descriptors (see [`TxContext::atomic`]).
+    /// Stable storage for one atomic's descriptors (slot 0 of `atomic_in`).
     amo_desc: Box<AtomicMsg>,
     /// The same for the batch and window slots `1..=AMO_BATCH + AMO_WINDOW`
     /// (made at the first use of one).
@@ -324,18 +324,12 @@ impl TxContext {
         ptr: *const u8,
         len: usize,
     ) -> Result<()> {
-        let fi_addr = self.routes[target].fi_addr;
-        self.post_counted(
-            "fi_inject",
-            false,
-            // This context's endpoint is not the one posted on.
-            |_| {
-                // SAFETY: `ptr..ptr+len` is the caller's live message;
-                // fi_inject copies it before returning.
-                unsafe { home.inject_send(ptr, len, fi_addr) }
-            },
-            |ctx| ctx.doorbells.ring(target),
-        )
+        // This context's endpoint is not the one posted on.
+        self.post_ringing(target, "fi_inject", false, |_, fi_addr| {
+            // SAFETY: `ptr..ptr+len` is the caller's live message;
+            // fi_inject copies it before returning.
+            unsafe { home.inject_send(ptr, len, fi_addr) }
+        })
     }
 
     /// From now on AMOs are proved visible by a fetching atomic read of the
@@ -656,15 +650,29 @@ impl TxContext {
     /// then slept out its doorbell timeout (50 ms) while we retried: the
     /// first on-statement of a run took up to 60 ms, 1 run in 5 to 7.
     pub fn send(&mut self, target: usize, local: LocalBuf, flags: Flags) -> Result<()> {
+        self.post_ringing(target, "fi_sendmsg", true, |ep, fi_addr| {
+            // SAFETY: the payload stays valid until completion (callers
+            // wait before reusing it; with FI_INJECT it is copied at once).
+            unsafe { ep.send_msg(local, fi_addr, flags) }
+        })
+    }
+
+    /// [`TxContext::post_counted`] of a message to `target` (`f` gets its
+    /// address), ringing the target's doorbell each time the provider
+    /// refuses it for now.
+    #[inline]
+    fn post_ringing(
+        &mut self,
+        target: usize,
+        call: &'static str,
+        counted: bool,
+        mut f: impl FnMut(&Endpoint, FiAddr) -> Result<Posted, OfiError>,
+    ) -> Result<()> {
         let fi_addr = self.routes[target].fi_addr;
         self.post_counted(
-            "fi_sendmsg",
-            true,
-            |ep| {
-                // SAFETY: the payload stays valid until completion (callers
-                // wait before reusing it; with FI_INJECT it is copied at once).
-                unsafe { ep.send_msg(local, fi_addr, flags) }
-            },
+            call,
+            counted,
+            |ep| f(ep, fi_addr),
             |ctx| ctx.doorbells.ring(target),
         )
     }
@@ -823,7 +831,8 @@ impl Transport for TxContext {
         let flags = flags | OpFlags::DELIVERY_COMPLETE;
         if self.native_atomics {
             let remote = self.routes[target].order_dummy;
-            self.atomic(
+            self.atomic_in(
+                0,
                 remote,
                 AmoType::U64,
                 AmoOp::Read,

@@ -92,27 +92,15 @@ impl Heap {
     /// (`/proc/<pid>/fd/<fd>`, see [`Heap::shared_fd`]). The memfd has no
     /// name in any file system: nothing is left behind when the process dies.
     pub fn new_shared(size: usize) -> Result<Heap> {
-        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        use std::os::fd::AsRawFd;
         let size = Self::round(size);
-        let err = |what: &str| Error::Env {
+        let fd = sized_memfd(c"pgas-heap", size).map_err(|(what, e)| Error::Env {
             var: "PGAS_LOCAL_PATH",
             value: "mapped".into(),
             reason: format!(
-                "cannot create the shared heap ({what}: {}); set PGAS_LOCAL_PATH=fabric",
-                std::io::Error::last_os_error()
+                "cannot create the shared heap ({what}: {e}); set PGAS_LOCAL_PATH=fabric"
             ),
-        };
-        // SAFETY: a NUL-terminated name and valid flags; checked below.
-        let fd = unsafe { libc::memfd_create(c"pgas-heap".as_ptr(), libc::MFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(err("memfd_create"));
-        }
-        // SAFETY: fd is a fresh descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        // SAFETY: a valid descriptor and length.
-        if unsafe { libc::ftruncate(fd.as_raw_fd(), size as libc::off_t) } != 0 {
-            return Err(err("ftruncate"));
-        }
+        })?;
         let at = reserve_aligned(size);
         if at == libc::MAP_FAILED {
             return Self::from_mapping(at, size, Some(fd));
@@ -460,18 +448,46 @@ fn reserve_aligned(size: usize) -> *mut libc::c_void {
 /// Maps the first `size` bytes of `fd` shared, read-write, without reserving
 /// swap; `MAP_FAILED` on failure (the caller checks).
 pub(crate) fn map_shared(fd: i32, size: usize) -> *mut libc::c_void {
-    // SAFETY: a shared mapping with no address hint of a descriptor the
-    // caller holds open; the kernel checks the rest and says MAP_FAILED.
+    map_fd(fd, size, libc::MAP_SHARED | libc::MAP_NORESERVE)
+}
+
+/// Maps the first `size` bytes of `fd` read-write with `flags` at an address
+/// the kernel picks; `MAP_FAILED` on failure (the caller checks).
+pub(crate) fn map_fd(fd: i32, size: usize, flags: libc::c_int) -> *mut libc::c_void {
+    // SAFETY: a new mapping with no address hint of a descriptor the caller
+    // holds open; the kernel checks the rest and says MAP_FAILED.
     unsafe {
         libc::mmap(
             std::ptr::null_mut(),
             size,
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_NORESERVE,
+            flags,
             fd,
             0,
         )
     }
+}
+
+/// A fresh memfd named `name` (close-on-exec), `size` bytes long; on failure
+/// the call that failed and its error.
+pub(crate) fn sized_memfd(
+    name: &std::ffi::CStr,
+    size: usize,
+) -> std::result::Result<std::os::fd::OwnedFd, (&'static str, std::io::Error)> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let failed = |what| (what, std::io::Error::last_os_error());
+    // SAFETY: a NUL-terminated name and valid flags; checked below.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(failed("memfd_create"));
+    }
+    // SAFETY: fd is a fresh descriptor that nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: a valid descriptor and length.
+    if unsafe { libc::ftruncate(fd.as_raw_fd(), size as libc::off_t) } != 0 {
+        return Err(failed("ftruncate"));
+    }
+    Ok(fd)
 }
 
 impl Drop for Heap {

@@ -624,18 +624,7 @@ fn map_peer_statics(a: Advert, size: usize, private: bool) -> std::result::Resul
     }
     // Checked and unmapped by Mapping.
     let p = if private {
-        // SAFETY: a new private mapping of the whole file at an address the
-        // kernel picks; checked below.
-        unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                size,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE,
-                f.as_raw_fd(),
-                0,
-            )
-        }
+        crate::heap::map_fd(f.as_raw_fd(), size, libc::MAP_PRIVATE)
     } else {
         crate::heap::map_shared(f.as_raw_fd(), size)
     };

@@ -157,36 +157,17 @@ pub fn share(seg: StaticSegment) -> std::result::Result<i32, String> {
 }
 
 fn move_onto_memfd(seg: StaticSegment) -> std::result::Result<std::os::fd::OwnedFd, String> {
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::fd::AsRawFd;
     let page = 4096usize;
     let size = seg.size as usize;
     if size == 0 || seg.base % page as u64 != 0 || size % page != 0 {
         return Err(format!("static segment {seg:x?} is not whole pages"));
     }
     let os = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
-    // SAFETY: a NUL-terminated name and valid flags; checked below.
-    let fd = unsafe { libc::memfd_create(c"pgas-statics".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(os("memfd_create"));
-    }
-    // SAFETY: a fresh descriptor nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: a valid descriptor and length.
-    if unsafe { libc::ftruncate(fd.as_raw_fd(), size as libc::off_t) } != 0 {
-        return Err(os("ftruncate"));
-    }
-    // SAFETY: a new shared mapping of the memfd at an address the kernel
-    // picks; checked below, unmapped at the end of this function.
-    let tmp = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            size,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            fd.as_raw_fd(),
-            0,
-        )
-    };
+    let fd = crate::heap::sized_memfd(c"pgas-statics", size)
+        .map_err(|(what, e)| format!("{what}: {e}"))?;
+    // A new shared mapping of the memfd, unmapped at the end of this function.
+    let tmp = crate::heap::map_fd(fd.as_raw_fd(), size, libc::MAP_SHARED);
     if tmp == libc::MAP_FAILED {
         return Err(os("mmap of the memfd"));
     }

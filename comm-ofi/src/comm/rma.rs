@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::error::peer_err;
+use crate::ofi::Rma;
 use crate::publish::{load_shared, store_shared};
 
 /// Where a PUT or GET goes in the common cases (`Comm::heap_route`).
@@ -240,24 +241,9 @@ impl Comm {
     /// provider read the buffer after the borrow ended. The runtime shim's
     /// `put_nb` takes an owned buffer instead and is safe.
     pub unsafe fn put_nb<'a>(&'a self, dst: GlobalAddr, src: &'a [u8]) -> Result<NbHandle<'a>> {
-        self.diag.count(Counter::PutNb);
-        let remote = match self.nb_route(dst, src.len(), src.as_ptr())? {
-            NbRoute::Empty => return Ok(NbHandle::done(self)),
-            NbRoute::Blocking => {
-                self.put(dst, src)?;
-                return Ok(NbHandle::done(self));
-            }
-            NbRoute::Provider(remote) => remote,
-        };
-        self.count_rma(Counter::Put, Counter::PutBytes, src.len());
-        self.nb(Settle::IfAnyTo(dst.locale), dst.locale, false, |ctx| {
-            let mut op = self.rma_op(ctx, src.as_ptr(), src.len(), remote);
-            op.seq = ctx.next_seq();
-            let seq = op.seq;
-            self.selector.put(ctx, dst.locale, op, Blocking::No)?;
-            Ok(seq)
-        })
-        .map_err(peer_err("non-blocking PUT", src.len(), dst.locale))
+        let (local, len) = (src.as_ptr(), src.len());
+        // SAFETY: our caller keeps `src` until the handle is done.
+        unsafe { self.rma_nb(Rma::Write, dst, local, len, || self.put(dst, src)) }
     }
 
     /// Non-blocking GET of `src` into `dst`: `dst` holds the data once the
@@ -270,24 +256,57 @@ impl Comm {
     /// As for [`Comm::put_nb`]: the handle must be waited for or dropped
     /// before `dst`'s memory is freed or reused (the provider writes it).
     pub unsafe fn get_nb<'a>(&'a self, dst: &'a mut [u8], src: GlobalAddr) -> Result<NbHandle<'a>> {
-        self.diag.count(Counter::GetNb);
-        let remote = match self.nb_route(src, dst.len(), dst.as_ptr())? {
+        let (local, len) = (dst.as_ptr(), dst.len());
+        // SAFETY: our caller keeps `dst` until the handle is done.
+        unsafe { self.rma_nb(Rma::Read, src, local, len, || self.get(dst, src)) }
+    }
+
+    /// [`Comm::put_nb`] (`Rma::Write`) or [`Comm::get_nb`] of `len` bytes
+    /// at `local` against `at`; `blocking` is the blocking PUT/GET, for what
+    /// `Comm::nb_route` says is done at once.
+    ///
+    /// # Safety
+    /// `local..local+len` stays valid (a GET's untouched) until the handle
+    /// reports completion or is dropped.
+    unsafe fn rma_nb(
+        &self,
+        dir: Rma,
+        at: GlobalAddr,
+        local: *const u8,
+        len: usize,
+        blocking: impl FnOnce() -> Result<()>,
+    ) -> Result<NbHandle<'_>> {
+        use Counter::{Get, GetBytes, GetNb, Put, PutBytes, PutNb};
+        let (nb, ops, bytes, what) = match dir {
+            Rma::Write => (PutNb, Put, PutBytes, "non-blocking PUT"),
+            Rma::Read => (GetNb, Get, GetBytes, "non-blocking GET"),
+        };
+        self.diag.count(nb);
+        let remote = match self.nb_route(at, len, local)? {
             NbRoute::Empty => return Ok(NbHandle::done(self)),
             NbRoute::Blocking => {
-                self.get(dst, src)?;
+                blocking()?;
                 return Ok(NbHandle::done(self));
             }
             NbRoute::Provider(remote) => remote,
         };
-        self.count_rma(Counter::Get, Counter::GetBytes, dst.len());
-        self.nb(Settle::IfAnyTo(src.locale), src.locale, true, |ctx| {
-            let mut op = self.rma_op(ctx, dst.as_ptr(), dst.len(), remote);
-            op.seq = ctx.next_seq();
-            let seq = op.seq;
-            self.selector.get(ctx, src.locale, op, Blocking::No)?;
-            Ok(seq)
-        })
-        .map_err(peer_err("non-blocking GET", dst.len(), src.locale))
+        self.count_rma(ops, bytes, len);
+        self.nb(
+            Settle::IfAnyTo(at.locale),
+            at.locale,
+            dir == Rma::Read,
+            |ctx| {
+                let mut op = self.rma_op(ctx, local, len, remote);
+                op.seq = ctx.next_seq();
+                let seq = op.seq;
+                match dir {
+                    Rma::Write => self.selector.put(ctx, at.locale, op, Blocking::No)?,
+                    Rma::Read => self.selector.get(ctx, at.locale, op, Blocking::No)?,
+                }
+                Ok(seq)
+            },
+        )
+        .map_err(peer_err(what, len, at.locale))
     }
 
     /// Where a non-blocking PUT/GET of `len` bytes at `at` (local buffer at

@@ -42,20 +42,6 @@ fn delivered_form(op: &NativeAmo, flags: OpFlags) -> AmoForm {
 }
 
 impl TxContext {
-    /// Posts an atomic on one element of `ty` at `remote`. The operand is
-    /// taken from scratch word 0, the compare value from word 1, and a
-    /// fetched result lands in word 2 (see [`TxContext::scratch_words`]).
-    pub fn atomic(
-        &mut self,
-        remote: RemoteBuf,
-        ty: AmoType,
-        op: AmoOp,
-        form: AmoForm,
-        flags: Flags,
-    ) -> Result<()> {
-        self.atomic_in(0, remote, ty, op, form, flags)
-    }
-
     /// The operand, compare and result words of `slot` (0: words 0-2).
     fn slot_words(&self, slot: usize) -> *mut u8 {
         assert!(
@@ -82,8 +68,12 @@ impl TxContext {
         unsafe { &mut *(p as *mut [u8; 8]) }
     }
 
-    /// [`TxContext::atomic`] with the words and descriptors of `slot`.
-    fn atomic_in(
+    /// Posts an atomic on one element of `ty` at `remote` with the words
+    /// and descriptors of `slot` (0: the context's own). The operand is
+    /// taken from the slot's word 0, the compare value from word 1, and a
+    /// fetched result lands in word 2 (slot 0: see
+    /// [`TxContext::scratch_words`]).
+    pub(super) fn atomic_in(
         &mut self,
         slot: usize,
         remote: RemoteBuf,

@@ -72,11 +72,20 @@ fn cstr_or_empty(p: *const std::os::raw::c_char) -> String {
     }
 }
 
-fn strdup(s: &str) -> *mut std::os::raw::c_char {
+/// Sets the string attribute `field` to a copy of `s`, freeing the old value.
+///
+/// # Safety
+/// `field` is null or was malloc'd (by libfabric or by us): fi_freeinfo
+/// frees it with free().
+unsafe fn replace_str(field: &mut *mut std::os::raw::c_char, s: &str) {
     let c = CString::new(s).expect("no NUL in provider names");
+    if !field.is_null() {
+        // SAFETY: the caller vouches that a non-null value was malloc'd.
+        unsafe { libc::free(*field as *mut libc::c_void) };
+    }
     // SAFETY: c is a valid C string; strdup returns malloc'd memory that
     // fi_freeinfo will release with free().
-    unsafe { libc::strdup(c.as_ptr()) }
+    *field = unsafe { libc::strdup(c.as_ptr()) };
 }
 
 impl Info {
@@ -283,26 +292,14 @@ impl Info {
     /// Restricts to one provider (freed by fi_freeinfo).
     pub fn set_prov_name(&mut self, name: &str) -> &mut Self {
         // SAFETY: fabric_attr is allocated; the old value (if any) was malloc'd
-        // by libfabric or by us and is replaced; we free it first.
-        unsafe {
-            let f = &mut *(*self.ptr).fabric_attr;
-            if !f.prov_name.is_null() {
-                libc::free(f.prov_name as *mut libc::c_void);
-            }
-            f.prov_name = strdup(name);
-        }
+        // by libfabric or by us.
+        unsafe { replace_str(&mut (*(*self.ptr).fabric_attr).prov_name, name) };
         self
     }
     /// Restricts to one domain name (freed by fi_freeinfo).
     pub fn set_domain_name(&mut self, name: &str) -> &mut Self {
-        // SAFETY: as set_prov_name.
-        unsafe {
-            let d = &mut *(*self.ptr).domain_attr;
-            if !d.name.is_null() {
-                libc::free(d.name as *mut libc::c_void);
-            }
-            d.name = strdup(name);
-        }
+        // SAFETY: as set_prov_name, for domain_attr.
+        unsafe { replace_str(&mut (*(*self.ptr).domain_attr).name, name) };
         self
     }
 }
