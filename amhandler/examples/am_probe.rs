@@ -198,18 +198,22 @@ fn kinds(am: &Am, ids: &Ids) -> R {
         for (&s, label) in sizes.iter().zip(labels) {
             let args = pattern(s, (me * 100 + t) as u64);
             let want: Vec<u8> = [(s as u64).to_le_bytes(), fnv(&args).to_le_bytes()].concat();
-            let got = am
-                .execute_on(t, ids.digest, &args)
-                .map_err(|e| format!("digest {s} B on {t}: {e}"))?;
-            check(got == want, || {
-                format!("execute_on {s} B to {t}: digest mismatch")
-            })?;
-            let got = am
-                .execute_on_fast(t, ids.digest, &args)
-                .map_err(|e| format!("fast digest {s} B on {t}: {e}"))?;
-            check(got == want, || {
-                format!("execute_on_fast {s} B to {t}: digest mismatch")
-            })?;
+            for fast in [false, true] {
+                let kind = if fast {
+                    "execute_on_fast"
+                } else {
+                    "execute_on"
+                };
+                let got = if fast {
+                    am.execute_on_fast(t, ids.digest, &args)
+                } else {
+                    am.execute_on(t, ids.digest, &args)
+                }
+                .map_err(|e| format!("{kind}: digest {s} B on {t}: {e}"))?;
+                check(got == want, || {
+                    format!("{kind} {s} B to {t}: digest mismatch")
+                })?;
+            }
             let echo = s <= lim + 1;
             if echo {
                 let got = am
@@ -328,19 +332,14 @@ fn kinds(am: &Am, ids: &Ids) -> R {
     // AM-mediated RMA on unregistered memory: every locale exposes a Vec.
     let exposed: Vec<u8> = pattern(1 << 20, me as u64);
     let exposed = std::hint::black_box(exposed);
-    let mine = (exposed.as_ptr() as u64).to_le_bytes();
-    let addrs = am
-        .comm()
-        .oob()
-        .allgather(&mine)
-        .map_err(|e| e.to_string())?;
+    // Every locale's address of its buffer at `p`.
+    let everyones = |p: *const u8| {
+        let mine = (p as u64).to_le_bytes();
+        am.comm().oob().allgather(&mine).map_err(|e| e.to_string())
+    };
+    let addrs = everyones(exposed.as_ptr())?;
     let mut scratch = vec![0u8; 1 << 20];
-    let scratch_addr = (scratch.as_mut_ptr() as u64).to_le_bytes();
-    let scratch_addrs = am
-        .comm()
-        .oob()
-        .allgather(&scratch_addr)
-        .map_err(|e| e.to_string())?;
+    let scratch_addrs = everyones(scratch.as_mut_ptr())?;
     for t in 0..n {
         let a = u64_of(&addrs[t]);
         for (s, label) in [1usize, lim, lim + 1, 1 << 20]

@@ -402,18 +402,12 @@ mod tests {
         let mut buf = vec![0u8; HEADER];
         Header::new(Op::Nop, FLAG_BLOCKING, 1, 64).encode(&mut buf);
         assert!(Header::decode(&buf).is_ok());
-        let mut bad = buf.clone();
-        bad[2] = 0;
-        assert!(Header::decode(&bad)
-            .unwrap_err()
-            .to_string()
-            .contains("magic"));
-        let mut bad = buf.clone();
-        bad[0] = 99;
-        assert!(Header::decode(&bad)
-            .unwrap_err()
-            .to_string()
-            .contains("unknown op"));
+        for (at, byte, complaint) in [(2, 0, "magic"), (0, 99, "unknown op")] {
+            let mut bad = buf.clone();
+            bad[at] = byte;
+            let e = Header::decode(&bad).unwrap_err().to_string();
+            assert!(e.contains(complaint), "{e}");
+        }
         // Blocking without a slot.
         Header::new(Op::Nop, FLAG_BLOCKING, 1, 0).encode(&mut buf);
         assert!(Header::decode(&buf).is_err());

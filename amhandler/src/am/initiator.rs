@@ -185,19 +185,7 @@ impl Am {
     /// `PGAS_PEER_TIMEOUT` bounds the wait (an error naming `target`; the
     /// slot is then not reused, a late reply may still land in it).
     pub(crate) fn wait_word_plain(&self, slot: u64, target: Locale) -> Result<u64> {
-        let mut backoff = self.wait_backoff(64);
-        let mut silent = comm_ofi::peer_timeout::PeerWait::new();
-        loop {
-            if let Some(v) = slot::poll(&HeapSlot(slot)) {
-                return Ok(v);
-            }
-            if silent.expired() {
-                return Err(silent
-                    .peer_error("visibility proof", target, "answer")
-                    .into());
-            }
-            self.snooze_on(&mut backoff, slot);
-        }
+        self.wait_slot(slot, target, 64, ("visibility proof", "answer"), || false)
     }
 
     /// Waits until `w` is nonzero. Progress continues meanwhile (the poller
@@ -209,15 +197,7 @@ impl Am {
     /// slot is then not reused, a late reply may still land in it).
     pub(crate) fn wait_word(&self, slot: u64, by_message: bool, target: Locale) -> Result<u64> {
         let on_handler = IS_HANDLER.with(|h| h.get());
-        let mut backoff = self.wait_backoff(32);
-        let mut silent = comm_ofi::peer_timeout::PeerWait::new();
-        loop {
-            if let Some(v) = slot::poll(&HeapSlot(slot)) {
-                return Ok(v);
-            }
-            if silent.expired() {
-                return Err(silent.peer_error("active message", target, "reply").into());
-            }
+        self.wait_slot(slot, target, 32, ("active message", "reply"), || {
             let helped = if on_handler {
                 match self.hq.pop() {
                     Some(work) => {
@@ -233,7 +213,33 @@ impl Am {
             // thread that waits for it (no hop from the poller).
             let pending = || slot::poll(&HeapSlot(slot)).is_none();
             let by_message: Option<&dyn Fn() -> bool> = by_message.then_some(&pending);
-            if helped || self.waiter_poll(by_message) {
+            helped || self.waiter_poll(by_message)
+        })
+    }
+
+    /// The wait loop of [`Am::wait_word`] and [`Am::wait_word_plain`]: polls
+    /// `slot`'s done word, calls `help` between polls (true: it did
+    /// something, poll again at once) and snoozes when it did nothing;
+    /// `PGAS_PEER_TIMEOUT` ends it with an error naming `target` and what
+    /// `waited` for (the request, and the answer it lacks).
+    fn wait_slot(
+        &self,
+        slot: u64,
+        target: Locale,
+        spin: u32,
+        waited: (&str, &str),
+        mut help: impl FnMut() -> bool,
+    ) -> Result<u64> {
+        let mut backoff = self.wait_backoff(spin);
+        let mut silent = comm_ofi::peer_timeout::PeerWait::new();
+        loop {
+            if let Some(v) = slot::poll(&HeapSlot(slot)) {
+                return Ok(v);
+            }
+            if silent.expired() {
+                return Err(silent.peer_error(waited.0, target, waited.1).into());
+            }
+            if help() {
                 backoff.reset();
                 continue;
             }
