@@ -442,7 +442,7 @@ mod tests {
 
     #[test]
     fn put_source_is_read_by_the_nic_not_at_the_call() {
-        let (f, mut tx) = put_posted(Mode::MessageOrder, 1, 1, OpFlags::NONE);
+        let (f, _tx) = put_posted(Mode::MessageOrder, 1, 1, OpFlags::NONE);
         f.store(SRC, 2);
         f.shutdown();
         assert_eq!(f.load(X), 2, "the NIC read the overwritten source");
