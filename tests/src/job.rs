@@ -132,6 +132,20 @@ impl Job {
     }
 }
 
+/// Runs `am_probe ARGS` on 3 locales with `PGAS_PROVIDER=provider` and
+/// `extra`, one such job at a time in this test binary (the machine has 2
+/// cores), within `timeout`; asserts that it exited cleanly and that locale
+/// 0 printed `am_probe <ARGS[0]> ok on <provider>`. Returns the run.
+pub fn am_probe(provider: &str, args: &[&str], extra: &[(&str, &str)], timeout: Duration) -> Run {
+    Job::example("am_probe", 3)
+        .args(args)
+        .provider(provider)
+        .env(extra)
+        .secs(timeout.as_secs())
+        .serial()
+        .passes(&[format!("am_probe {} ok on {provider}", args[0])])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

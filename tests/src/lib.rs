@@ -165,22 +165,7 @@ pub fn finish(rt: &runtime_shim::Runtime, what: &str, detail: &str) -> Result<()
     rt.finalize().map_err(e("finalize"))
 }
 
-/// Runs `am_probe ARGS` on 3 locales with `PGAS_PROVIDER=provider` and
-/// `extra`, one such job at a time in this test binary (the machine has 2
-/// cores), within `timeout`; asserts that it exited cleanly and that locale
-/// 0 printed `am_probe <ARGS[0]> ok on <provider>`. Returns the run.
-pub fn am_probe(provider: &str, args: &[&str], extra: &[(&str, &str)], timeout: Duration) -> Run {
-    Job::example("am_probe", 3)
-        .args(args)
-        .provider(provider)
-        .env(extra)
-        .secs(timeout.as_secs())
-        .serial()
-        .passes(&[format!("am_probe {} ok on {provider}", args[0])])
-}
-
 pub use cbuild::{build_once, compile_c, shim_soname_link, target_dir};
-pub use job::Job;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -4,7 +4,7 @@
 //! words must be the same whether the atomics ran natively or through AMs.
 //! Program: `amhandler/examples/am_probe.rs` (`amo`).
 
-use pgas_tests::am_probe;
+use pgas_tests::job::am_probe;
 use std::collections::BTreeSet;
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! Program: `amhandler/examples/am_probe.rs`.
 
 use pgas_tests::cbuild::one_job;
-use pgas_tests::Job;
+use pgas_tests::job::Job;
 use std::time::{Duration, Instant};
 
 /// Runs `am_probe SCENARIO` on `n` locales of `provider`, one job at a

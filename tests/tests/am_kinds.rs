@@ -12,7 +12,8 @@
 //! PUT into unregistered memory, a bad address refused by the target; and
 //! two misuses refused at the sender.
 
-use pgas_tests::{am_probe, expect, PROVIDERS};
+use pgas_tests::job::am_probe;
+use pgas_tests::{expect, PROVIDERS};
 use std::time::Duration;
 
 fn kinds(provider: &str, extra: &[(&str, &str)]) {

@@ -7,7 +7,8 @@
 //! 3,000 on sockets, whose internal progress thread makes it ~40x slower here (4-5k
 //! AMs/s), to keep the suite within its time budget.
 
-use pgas_tests::{am_probe, PROVIDERS};
+use pgas_tests::job::am_probe;
+use pgas_tests::PROVIDERS;
 use std::time::Duration;
 
 fn probe(provider: &str, args: &[&str], extra: &[(&str, &str)]) -> String {

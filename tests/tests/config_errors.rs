@@ -1,7 +1,8 @@
 //! Bad environment values and impossible provider/mode combinations are
 //! clear errors naming the value and what is available, never hangs.
 
-use pgas_tests::{example, Job};
+use pgas_tests::example;
+use pgas_tests::job::Job;
 
 fn fails_with(env: &[(&str, &str)], needles: &[&str]) {
     Job::example("rma_probe", 2)

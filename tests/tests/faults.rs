@@ -16,7 +16,8 @@
 //! test. `faults_tally` lines (printed with `--nocapture`) count what was
 //! tried.
 
-use pgas_tests::{compile_c, example, launch, mpirun_launch, Job, Run, PROVIDERS};
+use pgas_tests::job::Job;
+use pgas_tests::{compile_c, example, launch, mpirun_launch, Run, PROVIDERS};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! each with a log line naming what is wrong and keeps serving the other
 //! locales (issue 39; docs/fuzzing.md). Program: `tests/examples/hostile_am.rs`.
 
-use pgas_tests::Job;
+use pgas_tests::job::Job;
 
 fn malformed_messages_are_dropped(provider: &str, path: &str) {
     let run = Job::example("hostile_am", 3)

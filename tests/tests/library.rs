@@ -3,7 +3,8 @@
 //! every provider, and teams + point-to-point through the C ABI
 //! (`tests/c/library_abi.c`, compiled with every warning an error) on two.
 
-use pgas_tests::{compile_c, Job, PROVIDERS};
+use pgas_tests::job::Job;
+use pgas_tests::{compile_c, PROVIDERS};
 
 #[test]
 fn point_to_point_synchronisation_on_every_provider() {

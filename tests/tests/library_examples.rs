@@ -4,7 +4,8 @@
 //! stencils must agree to the printed digit.
 
 use pgas_tests::cbuild::{build_libraries, workspace};
-use pgas_tests::{example, target_dir, Job};
+use pgas_tests::job::Job;
+use pgas_tests::{example, target_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -10,7 +10,7 @@
 //! * locales that called `finalize` keep answering GETs, atomics and
 //!   on-statements of a peer still working (the finalizing thread parks).
 
-use pgas_tests::Job;
+use pgas_tests::job::Job;
 
 fn probe(provider: &str, what: &str, rounds: &str, extra: &[(&str, &str)]) {
     probe_n(2, provider, what, rounds, extra)

@@ -8,7 +8,8 @@
 //! path, `mapped_probe mixed` its exact count of 2 x 3 x rounds updates per
 //! word, every pattern read back and an on-statement to every locale.
 
-use pgas_tests::{expect, Job};
+use pgas_tests::expect;
+use pgas_tests::job::Job;
 
 /// `program ARGS` on `n` locales, verbose, on the mapped path unless `env`
 /// names another.

@@ -8,7 +8,8 @@
 //! the MP-atomic writer (locale 0) and reader (locale 1), TASK-END, and 48
 //! non-blocking PUTs and GETs, each for the rounds asked.
 
-use pgas_tests::{expect, Job, Run};
+use pgas_tests::job::Job;
+use pgas_tests::{expect, Run};
 
 fn probe(n: usize, provider: &str, mode: &str, rounds: &str, extra: &[(&str, &str)]) -> Job {
     Job::example("mcm_probe", n)

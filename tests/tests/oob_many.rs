@@ -9,7 +9,8 @@
 //! timing assertion: the bound is only there so a stall fails instead of
 //! hanging.)
 
-use pgas_tests::{example, mpirun_launch, Job};
+use pgas_tests::job::Job;
+use pgas_tests::{example, mpirun_launch};
 use std::time::Duration;
 
 const ROUNDS: &str = "700";

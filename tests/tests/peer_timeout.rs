@@ -6,7 +6,8 @@
 //! time; with a longer one (or none) the stop is survived with right
 //! answers. A bad value fails start-up naming the variable and the value.
 
-use pgas_tests::{example, launch, Job};
+use pgas_tests::job::Job;
+use pgas_tests::{example, launch};
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(60);

@@ -6,7 +6,8 @@
 //! `PGAS_WORKER_POLL=0` (the negative control) every fast body runs on the
 //! handler thread.
 
-use pgas_tests::{Job, Run};
+use pgas_tests::job::Job;
+use pgas_tests::Run;
 
 fn receive(provider: &str, extra: &[(&str, &str)]) -> Run {
     Job::example("mapped_probe", 2)

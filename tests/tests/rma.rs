@@ -6,7 +6,8 @@
 //! locale; one compare-and-swap winner per word (mask 0b111); write then
 //! swap; six misuses refused.
 
-use pgas_tests::{expect, Job, PROVIDERS};
+use pgas_tests::job::Job;
+use pgas_tests::{expect, PROVIDERS};
 
 fn probe(provider: &str, extra: &[(&str, &str)]) {
     let job = Job::example("rma_probe", 3).provider(provider).env(extra);

@@ -13,7 +13,8 @@
 //! (message-order-fence), and the OOB barrier.
 
 use pgas_tests::expect::SHIM_PROBE_SCENARIOS as SCENARIOS;
-use pgas_tests::{Job, Run};
+use pgas_tests::job::Job;
+use pgas_tests::Run;
 
 /// Runs the scenarios, one job at a time (the machine has 2 cores); each
 /// must print its ok line.

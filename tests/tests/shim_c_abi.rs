@@ -6,7 +6,8 @@
 //! on-statements, tasks, broadcast and bad input itself and prints
 //! `shim_abi ok` on locale 0.
 
-use pgas_tests::{compile_c, Job};
+use pgas_tests::compile_c;
+use pgas_tests::job::Job;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 

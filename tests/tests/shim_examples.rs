@@ -9,7 +9,7 @@
 //! (docs/providers.md) must fail cleanly with an error naming what it
 //! supports. The full matrix (72 cells) takes about 2 minutes once built.
 
-use pgas_tests::Job;
+use pgas_tests::job::Job;
 
 /// (example, its arguments for a quick run; sockets gets smaller ones).
 const EXAMPLES: [(&str, &[&str], &[&str]); 3] = [

@@ -5,7 +5,8 @@
 //! (`tests/examples/reduce_probe.rs`) at 1 to 4 locales on the mapped path
 //! and over tcp: the same bits on every locale, in rank order.
 
-use pgas_tests::{Job, PROVIDERS};
+use pgas_tests::job::Job;
+use pgas_tests::PROVIDERS;
 
 fn probe(n: usize, provider: &str, mode: Option<&str>) {
     Job::example("team_probe", n)
