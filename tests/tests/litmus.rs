@@ -13,7 +13,7 @@
 //! LITMUS_FULL=1 LITMUS_REPORT=/tmp/litmus.md cargo test --release -p pgas-tests --test litmus
 //! ```
 
-use pgas_tests::litmus::report::{plan, render, run, JobResult};
+use pgas_tests::litmus::report::{plan, render, run, JobResult, ASSERTED_CONTROLS};
 use std::time::Instant;
 
 /// `YYYY-MM-DD hh:mm UTC` of now, from `date -u` (no date crate in the
@@ -97,17 +97,9 @@ fn litmus_conformance_and_negative_control() {
             ));
         }
     }
-    // The negative control fails nothing by itself, but the suite must see a
-    // weakening where it is known to show whatever the load: missing
-    // forcing through TASK-END on tcp;ofi_rxm (tests/tests/mcm.rs catches it
-    // there too), and a blocking PUT that does not wait for its source
-    // through PUT-SRC on shm (its large PUTs read the source after the call).
-    // On shm, missing forcing shows only while the target's receive poller
-    // is slower than the launcher barrier: load-dependent, so only reported.
-    for (provider, weaken, base) in [
-        ("tcp;ofi_rxm", "no-forcing", "TASK-END"),
-        ("shm", "no-source-wait", "PUT-SRC"),
-    ] {
+    // The negative control: the suite must see each asserted weakening
+    // (`ASSERTED_CONTROLS`: why these, and why only these) whatever the load.
+    for (provider, weaken, _, base) in ASSERTED_CONTROLS {
         let caught: usize = neg
             .iter()
             .filter(|r| r.job.provider == provider && r.job.weaken == Some(weaken))

@@ -548,45 +548,60 @@ fn controls(full: bool) -> Vec<Control> {
     ]
 }
 
+/// Jobs an asserted control may take to show its hole: a job's rate varies
+/// from job to job far more than within one (local-nb-on-no-task-create:
+/// 0, 4, 97, 189 of 720 in four jobs, 2026-11-28), so a control stops at
+/// the first job that shows the hole and fails only when none of these do.
+const CONTROL_JOBS: usize = 3;
+
 #[test]
 fn negative_controls_see_the_reopened_holes() {
     let full = std::env::var("LITMUS_GEN_FULL").is_ok_and(|v| v == "1");
     let mut report = String::from(
-        "| weakening (`PGAS_MCM_WEAKEN`) | cell | programs | iterations | forbidden | asserted in CI |\n|---|---|---|---|---|---|\n",
+        "| weakening (`PGAS_MCM_WEAKEN`) | cell | programs | jobs | iterations | forbidden | asserted in CI |\n|---|---|---|---:|---|---|---|\n",
     );
     let mut problems = Vec::new();
-    for ctl in controls(full) {
+    // CI runs the asserted controls only: the others assert nothing and are
+    // reported by the full run.
+    for ctl in controls(full).into_iter().filter(|c| full || c.asserted) {
         let extra: Vec<(&str, &str)> = vec![
             ("PGAS_MCM_WEAKEN", ctl.weakening),
             ("LITMUS_GEN_MATCH", ctl.matching),
             ("LITMUS_GEN_SHOW", "2"),
         ];
-        let o = run_job(
-            &ctl.cell,
-            ctl.families,
-            ctl.rounds,
-            &extra,
-            Duration::from_secs(if full { 3600 } else { 600 }),
-        );
-        if !o.ok {
-            problems.push(format!(
-                "{} on {}: job failed:\n{}",
-                ctl.weakening,
-                describe(&ctl.cell),
-                o.tail
-            ));
+        let (mut jobs, mut iterations, mut forbidden) = (0, 0, 0);
+        let attempts = if ctl.asserted { CONTROL_JOBS } else { 1 };
+        while jobs < attempts && forbidden == 0 {
+            jobs += 1;
+            let o = run_job(
+                &ctl.cell,
+                ctl.families,
+                ctl.rounds,
+                &extra,
+                Duration::from_secs(if full { 3600 } else { 600 }),
+            );
+            iterations += o.iterations();
+            forbidden += o.forbidden();
+            if !o.ok {
+                problems.push(format!(
+                    "{} on {}: job failed:\n{}",
+                    ctl.weakening,
+                    describe(&ctl.cell),
+                    o.tail
+                ));
+                break;
+            }
         }
-        if ctl.asserted && o.forbidden() == 0 {
+        if ctl.asserted && forbidden == 0 {
             problems.push(format!(
-                "{} on {}: the re-opened hole was never seen in {} iterations",
+                "{} on {}: the re-opened hole was never seen in {iterations} iterations ({jobs} jobs)",
                 ctl.weakening,
                 describe(&ctl.cell),
-                o.iterations()
             ));
         }
         let _ = writeln!(
             report,
-            "| {} | {} | {}{} | {} | {} | {} |",
+            "| {} | {} | {}{} | {jobs} | {iterations} | {forbidden} | {} |",
             ctl.weakening,
             describe(&ctl.cell),
             ctl.families,
@@ -595,8 +610,6 @@ fn negative_controls_see_the_reopened_holes() {
             } else {
                 format!(" matching `{}`", ctl.matching)
             },
-            o.iterations(),
-            o.forbidden(),
             if ctl.asserted { "yes" } else { "no" }
         );
     }
