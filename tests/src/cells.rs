@@ -114,6 +114,37 @@ pub fn mixed_hosts(provider: &'static str, mode: &'static str) -> Cell {
     with("mixed hosts", &env, provider, mode)
 }
 
+/// What a negative control's jobs found: how many jobs ran, their
+/// iterations and forbidden outcomes in all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ControlTally {
+    pub jobs: usize,
+    pub iterations: u64,
+    pub forbidden: u64,
+}
+
+/// Runs a negative control's jobs: `job(k)` (k from 1) runs one and returns
+/// its (iterations, forbidden outcomes), or `None` if the job failed (which
+/// ends the control). Stops at the first job that shows a forbidden outcome
+/// or after `max_jobs`: a control's rate varies from job to job far more
+/// than within one (a job over tcp;ofi_rxm may show a weakening in most of
+/// its iterations or in none), so one quiet job proves little.
+pub fn control_jobs(
+    max_jobs: usize,
+    mut job: impl FnMut(usize) -> Option<(u64, u64)>,
+) -> ControlTally {
+    let mut t = ControlTally::default();
+    while t.jobs < max_jobs && t.forbidden == 0 {
+        t.jobs += 1;
+        let Some((iterations, forbidden)) = job(t.jobs) else {
+            break;
+        };
+        t.iterations += iterations;
+        t.forbidden += forbidden;
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +173,23 @@ mod tests {
         let texts: Vec<String> = row.iter().map(Cell::text).collect();
         assert_eq!(texts, ["shm a x", "sockets b x"]);
         assert!(row.iter().all(|c| c.env == [("K", "v")]));
+    }
+
+    #[test]
+    fn control_jobs_stop_at_the_first_that_shows_the_hole() {
+        let seen = [0, 0, 7, 9];
+        let t = control_jobs(5, |k| Some((100, seen[k - 1])));
+        assert_eq!(
+            t,
+            ControlTally {
+                jobs: 3,
+                iterations: 300,
+                forbidden: 7
+            }
+        );
+        let t = control_jobs(2, |_| Some((100, 0)));
+        assert_eq!((t.jobs, t.forbidden), (2, 0));
+        let t = control_jobs(5, |k| (k < 2).then_some((100, 0)));
+        assert_eq!((t.jobs, t.iterations), (2, 100));
     }
 }

@@ -14,7 +14,7 @@
 //! description contains the text.
 
 use pgas_tests::cbuild::{build_libraries, one_job, workspace};
-use pgas_tests::cells::{cell, every_mode, mapped_path, mixed_hosts, Cell};
+use pgas_tests::cells::{cell, control_jobs, every_mode, mapped_path, mixed_hosts, Cell};
 use pgas_tests::litmus_c::{allowed, catalogue, emit_c, parse, Api, CProg, PES};
 use pgas_tests::{launch, shim_soname_link, target_dir};
 use std::collections::{BTreeMap, BTreeSet};
@@ -273,10 +273,7 @@ fn c_api_negative_control_is_caught() {
     let c = cell("tcp;ofi_rxm", "message-order");
     for api in [Api::Shmem, Api::Pgas] {
         let progs = catalogue(api);
-        let mut caught = false;
-        let mut tried = 0;
-        while !caught && tried < 5 {
-            tried += 1;
+        let t = control_jobs(5, |k| {
             let (r, _) = run_job(
                 api,
                 &c,
@@ -298,15 +295,16 @@ fn c_api_negative_control_is_caught() {
             let forbidden: u64 = control.iter().map(|(_, f)| f.forbidden).sum();
             let iters: u64 = control.iter().map(|(_, f)| f.iters).sum();
             println!(
-                "{} job {tried}: {forbidden} forbidden of {iters} MP-QUIET/MP-NBI iterations",
+                "{} job {k}: {forbidden} forbidden of {iters} MP-QUIET/MP-NBI iterations",
                 api.name()
             );
-            caught = forbidden > 0;
-        }
+            Some((iters, forbidden))
+        });
         assert!(
-            caught,
-            "{}: PGAS_MCM_WEAKEN=no-forcing not caught in {tried} jobs",
-            api.name()
+            t.forbidden > 0,
+            "{}: PGAS_MCM_WEAKEN=no-forcing not caught in {} jobs",
+            api.name(),
+            t.jobs
         );
     }
 }

@@ -23,7 +23,9 @@
 //! soon as the cell ends, so a long run that is stopped keeps what it
 //! measured.
 
-use pgas_tests::cells::{cell, every_mode, labelled, mapped_path, mixed_hosts, with, Cell};
+use pgas_tests::cells::{
+    cell, control_jobs, every_mode, labelled, mapped_path, mixed_hosts, with, Cell, ControlTally,
+};
 use pgas_tests::litmus::generated as litmus_gen;
 use pgas_tests::{example, launch};
 use std::collections::BTreeMap;
@@ -548,10 +550,9 @@ fn controls(full: bool) -> Vec<Control> {
     ]
 }
 
-/// Jobs an asserted control may take to show its hole: a job's rate varies
-/// from job to job far more than within one (local-nb-on-no-task-create:
-/// 0, 4, 97, 189 of 720 in four jobs, 2026-11-28), so a control stops at
-/// the first job that shows the hole and fails only when none of these do.
+/// Jobs an asserted control may take to show its hole
+/// (`pgas_tests::cells::control_jobs`; local-nb-on-no-task-create showed
+/// 0, 4, 97, 189 of 720 in four jobs, 2026-11-28).
 const CONTROL_JOBS: usize = 3;
 
 #[test]
@@ -569,10 +570,12 @@ fn negative_controls_see_the_reopened_holes() {
             ("LITMUS_GEN_MATCH", ctl.matching),
             ("LITMUS_GEN_SHOW", "2"),
         ];
-        let (mut jobs, mut iterations, mut forbidden) = (0, 0, 0);
         let attempts = if ctl.asserted { CONTROL_JOBS } else { 1 };
-        while jobs < attempts && forbidden == 0 {
-            jobs += 1;
+        let ControlTally {
+            jobs,
+            iterations,
+            forbidden,
+        } = control_jobs(attempts, |_| {
             let o = run_job(
                 &ctl.cell,
                 ctl.families,
@@ -580,8 +583,6 @@ fn negative_controls_see_the_reopened_holes() {
                 &extra,
                 Duration::from_secs(if full { 3600 } else { 600 }),
             );
-            iterations += o.iterations();
-            forbidden += o.forbidden();
             if !o.ok {
                 problems.push(format!(
                     "{} on {}: job failed:\n{}",
@@ -589,9 +590,10 @@ fn negative_controls_see_the_reopened_holes() {
                     describe(&ctl.cell),
                     o.tail
                 ));
-                break;
+                return None;
             }
-        }
+            Some((o.iterations(), o.forbidden()))
+        });
         if ctl.asserted && forbidden == 0 {
             problems.push(format!(
                 "{} on {}: the re-opened hole was never seen in {iterations} iterations ({jobs} jobs)",

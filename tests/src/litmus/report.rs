@@ -195,40 +195,35 @@ pub fn plan(full: bool) -> (Vec<Job>, Vec<Job>) {
                     timeout,
                 });
             }
-            if full {
-                let (iters, large) = iterations(provider, full, true);
-                let weakened = groups
+            // The full run: every weakening in every mode; the fast run:
+            // the asserted controls, in the provider's preferred mode.
+            let weakened: Vec<(&'static str, &'static str)> = if full {
+                groups
                     .iter()
                     .map(|&select| ("no-forcing", select))
-                    .chain([("no-source-wait", "PUT-SRC,SELF-PUT-SRC")]);
-                for (w, select) in weakened {
-                    neg.push(Job {
-                        provider,
-                        mode,
-                        mapped: false,
-                        weaken: Some(w),
-                        select,
-                        iters,
-                        large,
-                        timeout,
-                    });
-                }
+                    .chain([("no-source-wait", "PUT-SRC,SELF-PUT-SRC")])
+                    .collect()
             } else if k == 0 {
-                // The fast run: only the controls asserted, in the
-                // provider's preferred mode.
-                let (iters, large) = iterations(provider, full, true);
-                for (_, w, select, _) in ASSERTED_CONTROLS.iter().filter(|(p, ..)| *p == provider) {
-                    neg.push(Job {
-                        provider,
-                        mode,
-                        mapped: false,
-                        weaken: Some(w),
-                        select,
-                        iters,
-                        large,
-                        timeout,
-                    });
-                }
+                ASSERTED_CONTROLS
+                    .iter()
+                    .filter(|(p, ..)| *p == provider)
+                    .map(|&(_, w, select, _)| (w, select))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let (iters, large) = iterations(provider, full, true);
+            for (w, select) in weakened {
+                neg.push(Job {
+                    provider,
+                    mode,
+                    mapped: false,
+                    weaken: Some(w),
+                    select,
+                    iters,
+                    large,
+                    timeout,
+                });
             }
         }
     }
