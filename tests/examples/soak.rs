@@ -100,7 +100,11 @@ fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
 }
 
-/// Prints a sample every `every` until `stop`.
+/// Prints a sample every `every` until `stop`, and a last one at `stop`:
+/// the run ends when locale 0's clock says so, and a locale whose sampler
+/// started a moment later would otherwise miss its sample at the end (its
+/// last whole minute then has no closing sample: a soak of 2 minutes failed
+/// so on 2026-11-28, locales 1 and 3 sampled up to 110.1 s of 120).
 fn sampler(
     me: usize,
     every: Duration,
@@ -109,13 +113,7 @@ fn sampler(
     comm: Arc<runtime_shim::Comm>,
 ) {
     let t0 = Instant::now();
-    let mut next = every;
-    while !stop.load(Ordering::Acquire) {
-        std::thread::sleep(Duration::from_millis(100));
-        if t0.elapsed() < next {
-            continue;
-        }
-        next += every;
+    let sample = || {
         println!(
             "soak sample locale={me} t={:.1} rss_kb={} fds={} threads={} ops={} cpu_ms={} \
              load={} heap_kb={}",
@@ -128,7 +126,17 @@ fn sampler(
             load1(),
             comm.heap().in_use() / 1024
         );
+    };
+    let mut next = every;
+    while !stop.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(100));
+        if t0.elapsed() < next {
+            continue;
+        }
+        next += every;
+        sample();
     }
+    sample();
 }
 
 struct Soak {
