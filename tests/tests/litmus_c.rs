@@ -184,9 +184,8 @@ fn full() -> bool {
 /// Iterations per program: CI's few, or enough for 10^4 per family.
 fn iterations(progs: &[CProg], c: &Cell) -> u64 {
     if !full() {
-        // (24 and 6 since 2026-11-28, 40 and 10 before: the test
-        // command's time on a noisy machine; the full run is the suite's
-        // power, and the negative control has its own size.)
+        // A smoke tier for the test command's time: the full run is the
+        // suite's power, and the negative control has its own size.
         return if c.provider == "sockets" || c.provider.starts_with("udp") {
             6
         } else {

@@ -524,10 +524,10 @@ impl Job {
     /// finalize (peers may wait for it on the fabric, where nobody else would
     /// notice) fails the job. When several did, the crash is blamed rather
     /// than the survivors that exit with an error right after it: exits are
-    /// judged together `SETTLE` after the first is seen (or when every
-    /// locale has been reaped, if sooner), a death by signal
-    /// first, then the first to begin dying; and while a locale seems to be
-    /// dying (connection closed, not reaped yet), judging waits for it.
+    /// judged together `SETTLE` after the first is seen (or once every
+    /// locale has been reaped, if sooner), a death by signal first, then
+    /// the first to begin dying; and while a locale seems to be dying
+    /// (connection closed, not reaped yet), judging waits for it.
     fn judge_exits(&mut self) {
         if !matches!(self.phase, Phase::Running) {
             return;
@@ -548,12 +548,13 @@ impl Job {
                     .min()
             })
             .min();
-        // Once every locale has been reaped there is nobody left to die
-        // later and be blamed instead: judge at once (a clean job ends as
-        // soon as its last locale does, not `SETTLE` after the first).
-        let all_reaped = self.locales.iter().all(|l| !l.running());
-        if first_seen.is_none() || (!all_reaped && first_seen.is_some_and(|t| t.elapsed() < SETTLE))
-        {
+        let Some(first_seen) = first_seen else {
+            return;
+        };
+        // Once every locale has been reaped nobody is left to die later and
+        // be blamed instead: judge at once, so a clean job ends when its
+        // last locale does.
+        if first_seen.elapsed() < SETTLE && self.locales.iter().any(Locale::running) {
             return;
         }
         let ready = self.locales.iter().all(|l| {
