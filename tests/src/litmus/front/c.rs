@@ -66,6 +66,10 @@ pub struct Loc {
 pub enum Step {
     /// A PUT of a whole buffer (`shmem_putmem`, `pgas_put`).
     Put(usize, u64),
+    /// A blocking PUT of a whole buffer whose source the caller fills with
+    /// the third value as soon as the call returns: the target must hold
+    /// the second (a blocking PUT has read its source when it returns).
+    PutThenReuse(usize, u64, u64),
     /// A single-word PUT (`shmem_long_p`, an 8-byte `pgas_put`).
     P(usize, u64),
     /// An atomic write.
@@ -128,14 +132,16 @@ fn loc(name: &'static str, owner: usize, words: usize) -> Loc {
 
 /// Data sizes in words: one word, a buffer past every provider's inject
 /// size (and cut in pieces where `PGAS_MAX_MSG_SIZE` is small), and
-/// [`CONTROL_WORDS`] for the families of the negative control only.
+/// [`CONTROL_WORDS`] for the families of the negative controls only.
 const SIZES: [usize; 3] = [1, 1536, CONTROL_WORDS];
 
 /// 1 MiB: a PUT long enough to be still arriving when the flag does if
 /// quiet forces nothing. MP-QUIET and MP-NBI only (the negative control's
 /// programs): at 12 KiB a job over tcp;ofi_rxm showed the weakening in
 /// some runs only (CI once missed it in 3 jobs; here 1 job in 10), at
-/// 1 MiB in 10 jobs of 10. (Every family at 1 MiB cost the CI run 20 s.)
+/// 1 MiB in 10 jobs of 10 (CI's runner, with its own timing, hardly ever:
+/// tests/tests/litmus_c.rs, `controls`). PUT-SRC too: a large PUT whose
+/// source is reused. (Every family at 1 MiB cost the CI run 20 s.)
 const CONTROL_WORDS: usize = 131_072;
 
 /// The programs for `api` (the OpenSHMEM-only steps are left out of the C
@@ -179,6 +185,15 @@ pub fn catalogue(api: Api) -> Vec<CProg> {
                 vec![Await(1, 1), Get(0, "r")],
             ],
             &["r"],
+        );
+        // The source of a blocking PUT is the caller's again when the call
+        // returns: overwriting it must not change what lands.
+        add(
+            "PUT-SRC",
+            format!("w{w}"),
+            vec![loc("data", 1, w)],
+            vec![vec![PutThenReuse(0, 1, 2)], vec![]],
+            &["data"],
         );
         // MP by put-with-signal.
         add(
@@ -312,7 +327,8 @@ pub fn catalogue(api: Api) -> Vec<CProg> {
         &["c", "f0", "f1", "f2"],
     );
     v.retain(|p| {
-        matches!(p.family, "MP-QUIET" | "MP-NBI") || p.locs.iter().all(|l| l.words < CONTROL_WORDS)
+        matches!(p.family, "MP-QUIET" | "MP-NBI" | "PUT-SRC")
+            || p.locs.iter().all(|l| l.words < CONTROL_WORDS)
     });
     v
 }
@@ -328,6 +344,7 @@ pub fn allowed(p: &CProg) -> BTreeSet<String> {
             t.iter()
                 .flat_map(|s| match *s {
                     Step::Put(x, v)
+                    | Step::PutThenReuse(x, v, _)
                     | Step::P(x, v)
                     | Step::AtomicSet(x, v)
                     | Step::PutNbi(x, v)
@@ -492,6 +509,14 @@ fn emit_step(p: &CProg, regs: &[&'static str], st: &Step) -> String {
             w(i),
             o(i),
             at(i),
+            w(i)
+        ),
+        Step::PutThenReuse(i, v, reuse) => format!(
+            "    fill(BUF, {}, stamp(it, {v})); l_put({}, {}, BUF, {}); fill(BUF, {}, stamp(it, {reuse}));\n",
+            w(i),
+            o(i),
+            at(i),
+            w(i),
             w(i)
         ),
         Step::P(i, v) => format!("    l_p({}, {}, stamp(it, {v}));\n", o(i), at(i)),
