@@ -5,7 +5,8 @@
 //! Fault scenarios `FAULT:POINT` (3 or more locales; locale 1 is the
 //! victim): after a barrier, the other locales go to POINT against locale
 //! 1 (`barrier`: enter a barrier it never joins; `on`: on-statements to it;
-//! `get`: GETs and PUTs of its memory; `amo`: fetch-adds on its word) while
+//! `get`: GETs and PUTs of its memory; `quiet`: a PUT to it, then `quiet`,
+//! whose forcing waits for it; `amo`: fetch-adds on its word) while
 //! locale 1 does FAULT: `exit0` (exits with status 0 without finalize),
 //! `kill` (SIGKILL), `segv` (SIGSEGV), `panic` (panics in main), `stop`
 //! (SIGSTOP for 3 s, then SIGCONT from a helper process). Every fault but
@@ -175,6 +176,14 @@ fn survivor(rt: &'static Runtime, point: &str, word: GlobalPtr<u64>) -> R<u64> {
                 check!(v == done, "GET returned {v}, PUT stored {done}");
                 let magic = rt.get_value(word.add(5)).map_err(e)?;
                 check!(magic == 0xfeed, "victim's word reads {magic:#x}");
+                done += 1;
+            }
+        }
+        "quiet" => {
+            let mine = word.add(1 + rt.here());
+            while more(done)? {
+                rt.put_value(mine, done).map_err(e)?;
+                rt.quiet().map_err(e)?;
                 done += 1;
             }
         }

@@ -13,11 +13,12 @@ use std::time::{Duration, Instant};
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// A 2 s stop with a 0.5 s timeout: the waits for the stopped locale
-/// (on-statement replies over tcp, GET completions, the barrier) fail,
-/// naming the locale and the knob, and the job ends in bounded time.
+/// (on-statement replies over tcp, GET completions, the barrier, the
+/// forcing of `quiet`) fail, naming the locale and the knob, and the job
+/// ends in bounded time.
 #[test]
 fn a_silent_peer_fails_the_wait_naming_it() {
-    for point in ["on", "get", "barrier"] {
+    for point in ["on", "get", "barrier", "quiet"] {
         let t0 = Instant::now();
         let r = launch(
             3,

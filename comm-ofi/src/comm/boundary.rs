@@ -12,7 +12,10 @@ impl Comm {
     pub fn force_visible(&self) -> Result<()> {
         self.mapped_boundary();
         self.with_ctx_settled(Settle::All, |ctx| {
-            let r = self.selector.force_visible(ctx);
+            let r = self
+                .selector
+                .force_visible(ctx)
+                .map_err(|e| name_forced_peers(e, ctx));
             self.note_ctx_state(ctx);
             r
         })?;
@@ -57,7 +60,7 @@ impl Comm {
         let mut first_err = self.settle_postponed(Settle::All).err();
         self.contexts.table.for_each(|c| {
             if let Err(e) = self.selector.force_visible(c) {
-                first_err.get_or_insert(e);
+                first_err.get_or_insert(name_forced_peers(e, c));
             }
         });
         first_err.map_or(Ok(()), Err)
@@ -114,5 +117,39 @@ impl Comm {
         if let Some(h) = self.am.progress.lock().take() {
             let _ = h.join();
         }
+    }
+}
+
+/// Names the peers in a failed forcing (a boundary's order GETs and proofs
+/// end in one wait, whose error, "no completion for 10 s", says no locale):
+/// the targets whose stores still dangle, which a failed force leaves as
+/// they were. The first is the error's locale; the others are listed.
+#[cold]
+#[inline(never)]
+fn name_forced_peers(e: Error, ctx: &mut TxContext) -> Error {
+    use mcm::Transport as _;
+    let Error::Ofi(source) = e else {
+        return e;
+    };
+    let stores = ctx.dangling();
+    let mut targets: Vec<Locale> = stores.puts().iter().chain(stores.amos().iter()).collect();
+    targets.sort_unstable();
+    targets.dedup();
+    let Some((&first, rest)) = targets.split_first() else {
+        return Error::Ofi(source);
+    };
+    let op = if rest.is_empty() {
+        "making stores visible".to_string()
+    } else {
+        let others: Vec<String> = rest.iter().map(|l| l.to_string()).collect();
+        format!(
+            "making stores visible (pending also at locale(s) {})",
+            others.join(", ")
+        )
+    };
+    Error::Peer {
+        op,
+        locale: first,
+        source,
     }
 }
