@@ -182,16 +182,9 @@ impl PeerWait {
 
 /// Names `locale` and `op` in a libfabric failure (a timed-out wait is
 /// one), for waits whose callers know the peer but whose error does not
-/// say it (a boundary's `force_visible`); other errors pass unchanged.
-pub fn name_peer(e: Error, op: &str, locale: crate::Locale) -> Error {
-    match e {
-        Error::Ofi(source) => Error::Peer {
-            op: op.to_string(),
-            locale,
-            source,
-        },
-        e => e,
-    }
+/// say it (a collective's flag PUT); other errors pass unchanged.
+pub fn name_peer(e: Error, op: &'static str, locale: crate::Locale) -> Error {
+    crate::error::peer_err(op, 0, locale)(e)
 }
 
 /// "no completion for 5 s (PGAS_PEER_TIMEOUT=5): the peer does not answer
