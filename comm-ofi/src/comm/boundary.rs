@@ -131,10 +131,7 @@ fn name_forced_peers(e: Error, ctx: &mut TxContext) -> Error {
     let Error::Ofi(source) = e else {
         return e;
     };
-    let stores = ctx.dangling();
-    let mut targets: Vec<Locale> = stores.puts().iter().chain(stores.amos().iter()).collect();
-    targets.sort_unstable();
-    targets.dedup();
+    let targets: Vec<Locale> = ctx.dangling().targets().collect();
     let Some((&first, rest)) = targets.split_first() else {
         return Error::Ofi(source);
     };

@@ -512,11 +512,8 @@ fn emit_step(p: &CProg, regs: &[&'static str], st: &Step) -> String {
             w(i)
         ),
         Step::PutThenReuse(i, v, reuse) => format!(
-            "    fill(BUF, {}, stamp(it, {v})); l_put({}, {}, BUF, {}); fill(BUF, {}, stamp(it, {reuse}));\n",
-            w(i),
-            o(i),
-            at(i),
-            w(i),
+            "{}    fill(BUF, {}, stamp(it, {reuse}));\n",
+            emit_step(p, regs, &Step::Put(i, v)),
             w(i)
         ),
         Step::P(i, v) => format!("    l_p({}, {}, stamp(it, {v}));\n", o(i), at(i)),
