@@ -21,11 +21,35 @@
 /// thread of ours reading it. A program that calls `getenv` from threads of
 /// its own while it calls `init` should set the variable itself.
 pub fn bound_rxm_receive_buffers() -> bool {
-    const VAR: &str = "FI_OFI_RXM_USE_SRX";
-    if std::env::var_os(VAR).is_some() {
+    default_env("FI_OFI_RXM_USE_SRX", "0")
+}
+
+/// ofi_rxm's completion rings, bounded the same way. rxm opens, for every
+/// endpoint, a completion queue of the provider below it sized
+/// `(rx size + tx size) x FI_UNIVERSE_SIZE` entries (1.17: 1,024 by
+/// default, 12 MiB per endpoint here). It is a ring: the provider writes
+/// each completion at the next entry, so the ring's pages become resident
+/// one after another until it has wrapped once, whatever few completions
+/// are pending. The tcp soak's resident memory grew about 1.4 MiB a minute
+/// for minutes with the heap and descriptors flat (docs/soak.md); per
+/// mapping, only these rings and the AM landing zones grew, and with the
+/// rings smaller only the landing zones did (bounded by
+/// `PGAS_AM_LZ_SIZE`). 32 units make 384 KiB per endpoint; a ring that is
+/// ever full spills into the utility CQ's overflow list (1.17's
+/// `ofi_cq_write_overflow`), so a job larger than 32 loses nothing. The
+/// parameter sizes nothing else of the providers we use (1.17: util AVs
+/// use it only when opened with no count; ours give one). Same moment and
+/// caveat as [`bound_rxm_receive_buffers`].
+pub fn bound_rxm_completion_rings() -> bool {
+    default_env("FI_UNIVERSE_SIZE", "32")
+}
+
+/// Sets `var` to `value` unless the user set it (then theirs stands).
+fn default_env(var: &str, value: &str) -> bool {
+    if std::env::var_os(var).is_some() {
         return false;
     }
-    std::env::set_var(VAR, "0");
+    std::env::set_var(var, value);
     true
 }
 
