@@ -125,22 +125,18 @@ fn run_job(
     c: &Cell,
     progs: &[CProg],
     matching: &str,
-    iters: u64,
+    (iters, per): (u64, Option<&str>),
     extra: &[(&str, &str)],
 ) -> (Result<BTreeMap<String, Found>, String>, f64) {
     let env = c.job_env("1", extra);
     let it = iters.to_string();
+    let mut args = vec![matching, it.as_str()];
+    args.extend(per);
     // One job at a time: 4 PEs on 2 cores already oversubscribe, and two
     // jobs at once (the two tests of this file) made each take minutes.
     let _one = one_job();
     let t0 = Instant::now();
-    let run = launch(
-        PES,
-        &program(api),
-        &[matching, &it],
-        &env,
-        Duration::from_secs(600),
-    );
+    let run = launch(PES, &program(api), &args, &env, Duration::from_secs(600));
     let secs = t0.elapsed().as_secs_f64();
     if !run.ok() || !run.stdout.contains("litmus-c done") {
         return (
@@ -183,28 +179,30 @@ fn full() -> bool {
     std::env::var("LITMUS_C_FULL").is_ok_and(|v| v == "1")
 }
 
-/// Iterations per program: CI's few, or enough for 10^4 per family.
-fn iterations(progs: &[CProg], c: &Cell) -> u64 {
+/// The job's iteration argument: CI's few per program, or the full run's
+/// 10^4 per family (2,000 on sockets), which the program divides among
+/// the family's programs (`family`).
+fn iterations(c: &Cell) -> (u64, Option<&'static str>) {
     if !full() {
         // A smoke tier for the test command's time: the full run is the
         // suite's power, and the negative control has its own size.
-        return if c.provider == "sockets" || c.provider.starts_with("udp") {
+        let per_program = if c.provider == "sockets" || c.provider.starts_with("udp") {
             6
         } else {
             24
         };
+        return (per_program, None);
     }
-    let per_family: u64 = if c.provider == "sockets" {
+    (per_family_target(c), Some("family"))
+}
+
+/// The full run's iterations per family in cell `c`.
+fn per_family_target(c: &Cell) -> u64 {
+    if c.provider == "sockets" {
         2_000
     } else {
         10_000
-    };
-    let mut fam: BTreeMap<&str, u64> = BTreeMap::new();
-    for p in progs {
-        *fam.entry(p.family).or_default() += 1;
     }
-    let most = *fam.values().max().unwrap_or(&1);
-    per_family.div_ceil(most)
 }
 
 #[test]
@@ -216,8 +214,7 @@ fn c_api_litmus_programs_conform_in_every_cell() {
     for api in [Api::Shmem, Api::Pgas] {
         let progs = catalogue(api);
         for c in cells() {
-            let iters = iterations(&progs, &c);
-            let (r, secs) = run_job(api, &c, &progs, "all", iters, &[]);
+            let (r, secs) = run_job(api, &c, &progs, "all", iterations(&c), &[]);
             match r {
                 Err(e) => failures.push(e),
                 Ok(found) => {
@@ -232,6 +229,21 @@ fn c_api_litmus_programs_conform_in_every_cell() {
                             api.name(),
                             c.text()
                         ));
+                    }
+                    if full() {
+                        let mut per_family: BTreeMap<&str, u64> = BTreeMap::new();
+                        for p in &progs {
+                            *per_family.entry(p.family).or_default() +=
+                                found.get(&p.name).map_or(0, |f| f.iters);
+                        }
+                        let target = per_family_target(&c);
+                        for (fam, n) in per_family.iter().filter(|(_, n)| **n < target) {
+                            failures.push(format!(
+                                "{} {}: family {fam}: {n} iterations, fewer than {target}",
+                                api.name(),
+                                c.text()
+                            ));
+                        }
                     }
                     let forbidden: u64 = found.values().map(|f| f.forbidden).sum();
                     for (name, f) in &found {
@@ -333,7 +345,7 @@ fn c_api_negative_controls_are_caught() {
                     &ctl.cell,
                     &progs,
                     ctl.select,
-                    ctl.iterations,
+                    (ctl.iterations, None),
                     &[("PGAS_MCM_WEAKEN", ctl.weakening)],
                 );
                 let found = r.unwrap_or_else(|e| panic!("{e}"));

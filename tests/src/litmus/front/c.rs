@@ -485,9 +485,10 @@ pub fn emit_c(api: Api, progs: &[CProg]) -> String {
     let _ = writeln!(s, "\nstatic const struct prog PROGS[] = {{");
     for (n, p) in progs.iter().enumerate() {
         let holders: Vec<String> = p.report.iter().map(|r| holder(p, r).to_string()).collect();
+        let family_size = progs.iter().filter(|q| q.family == p.family).count();
         let _ = writeln!(
             s,
-            "  {{\"{}\", {}, {{{}}}, prog_{n}_reset, prog_{n}_run, prog_{n}_final}},",
+            "  {{\"{}\", {}, {{{}}}, {family_size}, prog_{n}_reset, prog_{n}_run, prog_{n}_final}},",
             p.name,
             p.report.len(),
             holders.join(", ")
@@ -746,26 +747,39 @@ static long decode(const long *p, size_t w, long it) {
 static unsigned long long RNG;
 static unsigned rnd(void) { RNG = RNG * 6364136223846793005ULL + 1442695040888963407ULL; return (unsigned)(RNG >> 33); }
 static void delay(void) { unsigned n = rnd() % 4; unsigned k = n == 0 ? 0 : rnd() % (n * 300); for (volatile unsigned i = 0; i < k; i++) {} }
-struct prog { const char *name; int nrep; int holder[MAXREP];
+struct prog { const char *name; int nrep; int holder[MAXREP]; long family_size;
   void (*reset)(long); void (*run)(long); void (*final)(long); };
 "#;
 
 const MAIN: &str = r#"
 struct seen { long v[MAXREP]; long count; };
 static struct seen OUTS[MAXOUT];
+/* Two barriers per iteration: reset (own words), barrier, run, barrier,
+   final (own words) into this iteration's row of HIST. Nobody touches
+   another PE's words outside run, so the next reset needs no barrier
+   before it; PE 0 reads every holder's rows once per program.
+   litmus MATCH ITERS [family]: ITERS per program, or with "family" per
+   family (each program ITERS / its family's size, rounded up). */
 int main(int argc, char **argv) {
   l_init();
   const char *match = argc > 1 ? argv[1] : "";
   long iters = argc > 2 ? atol(argv[2]) : 100;
+  int per_family = argc > 3 && strcmp(argv[3], "family") == 0;
   if (npes < 4) { if (me == 0) fprintf(stderr, "litmus-c: needs 4 PEs\n"); l_finalize(); return 2; }
+  if (iters < 1) { if (me == 0) fprintf(stderr, "litmus-c: bad iteration count %s\n", argv[2]); l_finalize(); return 2; }
   ARENA = l_alloc(ARENA_WORDS * 8); REGS = l_alloc(MAXREP * 8); OUTV = l_alloc(MAXREP * 8);
+  long *HIST = l_alloc((size_t)iters * MAXREP * 8);
+  long *ROWS[4] = { HIST, NULL, NULL, NULL };
+  if (me == 0)
+    for (int pe = 1; pe < 4; pe++)
+      if (!(ROWS[pe] = malloc((size_t)iters * MAXREP * 8))) { fprintf(stderr, "litmus-c: out of memory\n"); return 2; }
   RNG = 0x9e3779b97f4a7c15ULL * (unsigned long long)(me + 1);
-  long total_forbidden_guard = 0; (void)total_forbidden_guard;
   for (int p = 0; p < NPROGS; p++) {
     const struct prog *pr = &PROGS[p];
     if (match[0] && strcmp(match, "all") != 0 && !strstr(pr->name, match)) continue;
     int nout = 0;
-    for (long it = 1; it <= iters; it++) {
+    long n_it = per_family ? (iters + pr->family_size - 1) / pr->family_size : iters;
+    for (long it = 1; it <= n_it; it++) {
       pr->reset(it);
       for (int k = 0; k < MAXREP; k++) { REGS[k] = 253; OUTV[k] = 253; }
       l_barrier();
@@ -773,20 +787,25 @@ int main(int argc, char **argv) {
       pr->run(it);
       l_barrier();
       pr->final(it);
-      l_barrier();
-      if (me == 0) {
+      memcpy(HIST + (it - 1) * MAXREP, OUTV, MAXREP * 8);
+    }
+    l_barrier();
+    if (me == 0) {
+      int wanted[4] = { 0, 0, 0, 0 };
+      for (int k = 0; k < pr->nrep; k++) wanted[pr->holder[k]] = 1;
+      for (int pe = 1; pe < 4; pe++)
+        if (wanted[pe]) l_get(pe, ROWS[pe], HIST, (size_t)n_it * MAXREP);
+      for (long it = 1; it <= n_it; it++) {
         long v[MAXREP];
-        for (int k = 0; k < pr->nrep; k++) {
-          if (pr->holder[k] == 0) v[k] = OUTV[k];
-          else l_get(pr->holder[k], &v[k], &OUTV[k], 1);
-        }
+        for (int k = 0; k < pr->nrep; k++) v[k] = ROWS[pr->holder[k]][(it - 1) * MAXREP + k];
         int f = -1;
         for (int o = 0; o < nout; o++) if (memcmp(OUTS[o].v, v, sizeof(long) * (size_t)pr->nrep) == 0) { f = o; break; }
         if (f < 0 && nout < MAXOUT) { f = nout++; memcpy(OUTS[f].v, v, sizeof v); OUTS[f].count = 0; }
         if (f >= 0) OUTS[f].count++;
       }
-      l_barrier();
     }
+    /* Holders overwrite HIST with the next program's rows only after PE 0 read them. */
+    l_barrier();
     if (me == 0) {
       for (int o = 0; o < nout; o++) {
         printf("litmus-c prog=%s vals=", pr->name);

@@ -46,6 +46,7 @@ use crate::litmus::tally::Tally;
 use crate::litmus::value::{code_text, decode, pattern};
 use runtime_shim::{Builder, OnCtx, Runtime};
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -53,7 +54,7 @@ use thread::{encode_regs, run_thread, Regs};
 use watchdog::{start_watchdog, uptime_ms, CURRENT, PHASE, PROGRESS_MS};
 use words::{
     decode_args, programs, result_word, word_len, word_ptr, Env, ENV, MAX_REGS, MAX_THREADS,
-    MAX_WORDS, R, STATIC_AREA, STATIC_BYTES, STUCK,
+    MAX_WORDS, R, SLOT_SETS, STATIC_AREA, STATIC_BYTES, STUCK,
 };
 
 /// The on-statement body: runs the named thread; a non-blocking one
@@ -76,14 +77,11 @@ fn body(ctx: &OnCtx, args: &[u8]) -> Vec<u8> {
     encode_regs(&regs)
 }
 
-/// One iteration of program `pi` on this locale: returns `key=value` pairs.
-fn iteration(rt: &'static Runtime, pi: usize, it: u64) -> R<Vec<(String, u8)>> {
+/// Resets the words this locale owns in program `pi`, iteration `it` (in
+/// the iteration's slot set).
+fn reset(rt: &'static Runtime, pi: usize, it: u64) -> R {
     let p = &programs()[pi];
     let me = rt.here() as u8;
-    // Reset the words this locale owns, and the done words of its bodies.
-    PROGRESS_MS.store(uptime_ms(), Ordering::Relaxed);
-    CURRENT.store((pi as u64) << 32 | (it & 0xffff_ffff), Ordering::Relaxed);
-    PHASE.store(0, Ordering::Relaxed);
     for (w, word) in p.words.iter().enumerate() {
         if word.home == me {
             let init = match word.mem {
@@ -91,23 +89,20 @@ fn iteration(rt: &'static Runtime, pi: usize, it: u64) -> R<Vec<(String, u8)>> {
                 Mem::Lock => vec![0; 8],
                 _ => pattern(it, 0, word_len(p, w as u8)),
             };
-            rt.put(word_ptr(p, w as u8)?, &init).map_err(e("reset"))?;
+            rt.put(word_ptr(p, w as u8, it)?, &init)
+                .map_err(e("reset"))?;
         }
     }
-    let nb_here: Vec<u8> = (0..p.threads.len() as u8)
-        .filter(|&t| p.threads[t as usize].locale == me && p.is_nb_body(t))
-        .collect();
-    for &t in &nb_here {
-        for k in 0..=MAX_REGS {
-            result_word(t, k).store(0, Ordering::Relaxed);
-        }
-    }
-    let oob = rt.comm().oob();
-    PHASE.store(1, Ordering::Relaxed);
-    oob.barrier().map_err(e("oob barrier"))?;
-    PHASE.store(2, Ordering::Relaxed);
+    Ok(())
+}
 
-    // Start this locale's top-level threads.
+/// Runs program `pi`, iteration `it`, on this locale: its top-level
+/// threads, then waits for the bodies of non-blocking on-statements that run
+/// here. Returns the registers set on this locale.
+fn run_here(rt: &'static Runtime, pi: usize, it: u64) -> R<Regs> {
+    let p = &programs()[pi];
+    let me = rt.here() as u8;
+    PHASE.store(2, Ordering::Relaxed);
     let mut tasks = Vec::new();
     let mut foreign = Vec::new();
     let mut main = None;
@@ -146,10 +141,14 @@ fn iteration(rt: &'static Runtime, pi: usize, it: u64) -> R<Vec<(String, u8)>> {
                 .map_err(|_| "foreign thread panicked".to_string())??,
         );
     }
-    // Bodies of non-blocking on-statements that run here.
+    // Bodies of non-blocking on-statements that run here: their done word
+    // says `it + 1` once their registers are stored; cleared after reading
+    // (the next body here starts only after the next launcher barrier).
     PHASE.store(3, Ordering::Relaxed);
     let t0 = Instant::now();
-    for &t in &nb_here {
+    for t in (0..p.threads.len() as u8)
+        .filter(|&t| p.threads[t as usize].locale == me && p.is_nb_body(t))
+    {
         while result_word(t, MAX_REGS).load(Ordering::Acquire) != it + 1 {
             if t0.elapsed() > STUCK {
                 return Err(format!("the non-blocking body T{t} never finished"));
@@ -157,24 +156,28 @@ fn iteration(rt: &'static Runtime, pi: usize, it: u64) -> R<Vec<(String, u8)>> {
             std::thread::yield_now();
         }
         for k in 0..MAX_REGS {
-            let x = result_word(t, k).load(Ordering::Relaxed);
+            let x = result_word(t, k).swap(0, Ordering::Relaxed);
             if x & 1 << 16 != 0 {
                 regs.push(((x >> 8) as u8, x as u8));
             }
         }
     }
-    PHASE.store(4, Ordering::Relaxed);
-    oob.barrier().map_err(e("oob barrier"))?;
-    PHASE.store(5, Ordering::Relaxed);
-    // Final values of the words this locale owns.
-    let mut kv: Vec<(String, u8)> = regs
-        .into_iter()
-        .map(|(r, v)| (format!("r{r}"), v))
-        .collect();
+    Ok(regs)
+}
+
+/// The final values of the words this locale owns in program `pi`,
+/// iteration `it`, after the registers `regs`: its `key=value` record.
+fn finals(rt: &'static Runtime, pi: usize, it: u64, regs: Regs) -> R<String> {
+    let p = &programs()[pi];
+    let me = rt.here() as u8;
+    let mut record = String::new();
+    for (r, v) in regs {
+        let _ = write!(record, "r{r}={} ", code_text(v));
+    }
     for (w, word) in p.words.iter().enumerate() {
         if word.home == me {
             let mut buf = vec![0u8; word_len(p, w as u8)];
-            rt.get(&mut buf, word_ptr(p, w as u8)?)
+            rt.get(&mut buf, word_ptr(p, w as u8, it)?)
                 .map_err(e("final read"))?;
             let v = match word.mem {
                 // Free (0) or still held (199).
@@ -182,10 +185,58 @@ fn iteration(rt: &'static Runtime, pi: usize, it: u64) -> R<Vec<(String, u8)>> {
                 Mem::Lock => 199,
                 _ => decode(&buf, it),
             };
-            kv.push((format!("w{w}"), v));
+            let _ = write!(record, "w{w}={} ", code_text(v));
         }
     }
-    Ok(kv)
+    Ok(record)
+}
+
+/// Iterations whose records the locales gather at once (one launcher
+/// allgather per batch instead of one per iteration).
+const GATHER_BATCH: usize = 256;
+
+/// Locale 0's judge: the allowed outcomes of each chosen program, the
+/// tallies, and how many forbidden outcomes were printed in detail.
+struct Judge {
+    allowed: Vec<BTreeSet<String>>,
+    tally: Vec<Tally>,
+    shown: u64,
+    show: u64,
+}
+
+impl Judge {
+    /// Judges one gathered batch: `batch[j]` is (index into the chosen
+    /// programs, program, iteration) of the batch's j-th iteration, line j
+    /// of every locale's part its record.
+    fn judge(&mut self, batch: &[(usize, usize, u64)], parts: &[Vec<u8>]) -> R {
+        let texts: Vec<Vec<&str>> = parts
+            .iter()
+            .map(|b| std::str::from_utf8(b).map(|t| t.split('\n').collect()))
+            .collect::<Result<_, _>>()
+            .map_err(|_| "garbled gather")?;
+        for (j, &(k, pi, it)) in batch.iter().enumerate() {
+            let mut kv: BTreeMap<(u8, u32), &str> = BTreeMap::new();
+            for lines in &texts {
+                let line = lines.get(j).ok_or("short gather")?;
+                for item in line.split_whitespace() {
+                    let (key, _) = item.split_once('=').ok_or("garbled record")?;
+                    let order = if key.starts_with('r') { 0 } else { 1 };
+                    let n: u32 = key[1..].parse().map_err(|_| "garbled key")?;
+                    kv.insert((order, n), item);
+                }
+            }
+            let outcome = kv.into_values().collect::<Vec<_>>().join(" ");
+            if self.tally[k].record(&outcome, 1, &self.allowed[k]) && self.shown < self.show {
+                self.shown += 1;
+                println!(
+                    "gen-forbidden id={pi} family={} it={it} outcome={outcome:?} program={}",
+                    programs()[pi].family,
+                    programs()[pi]
+                );
+            }
+        }
+        Ok(())
+    }
 }
 
 fn run() -> R<u64> {
@@ -224,13 +275,13 @@ fn run() -> R<u64> {
     let inject1 = (rt.comm().provider().inject_size + 1).clamp(9, 64 << 10);
     let over_max = (rt.comm().provider().max_msg_size.saturating_mul(5) / 2).clamp(9, 256 << 10);
     let slot = inject1.max(over_max).next_multiple_of(64);
-    if MAX_WORDS * slot > STATIC_BYTES {
+    if SLOT_SETS * MAX_WORDS * slot > STATIC_BYTES {
         return Err(format!(
-            "word slots of {slot} bytes do not fit the {STATIC_BYTES}-byte static area"
+            "{SLOT_SETS} sets of {MAX_WORDS} word slots of {slot} bytes do not fit the {STATIC_BYTES}-byte static area"
         ));
     }
     let area = rt
-        .alloc_all::<u8>(MAX_WORDS * slot + MAX_THREADS * (MAX_REGS + 1) * 8)
+        .alloc_all::<u8>(SLOT_SETS * MAX_WORDS * slot + MAX_THREADS * (MAX_REGS + 1) * 8)
         .map_err(e("alloc_all"))?;
     let statics = (0..rt.num_locales())
         .map(|l| rt.static_ptr(STATIC_AREA.as_ptr() as *const u8, l))
@@ -276,50 +327,69 @@ fn run() -> R<u64> {
     } else {
         Vec::new()
     };
-    let mut tally: Vec<Tally> = chosen.iter().map(|_| Tally::default()).collect();
-    let mut shown = 0;
+    let mut judge = Judge {
+        allowed,
+        tally: chosen.iter().map(|_| Tally::default()).collect(),
+        shown: 0,
+        show,
+    };
     let weakened =
         std::env::var("PGAS_MCM_WEAKEN").is_ok_and(|v| !v.trim().is_empty() && v.trim() != "none");
-    let mut it = 0u64;
-    // Round-robin over the programs, so a short run still covers them all.
-    for _round in 0..iters {
-        for (k, &pi) in chosen.iter().enumerate() {
-            let kv = iteration(rt, pi, it).map_err(|err| {
-                format!("program {pi} ({}), iteration {it}: {err}", programs()[pi])
-            })?;
-            let mut mine = Vec::new();
-            for (key, v) in kv {
-                mine.extend_from_slice(format!("{key}={}\n", code_text(v)).as_bytes());
-            }
+    // Round-robin over the programs, so a short run still covers them all:
+    // (index into `chosen`, program, iteration).
+    let order: Vec<(usize, usize, u64)> = (0..iters)
+        .flat_map(|_| chosen.iter().copied().enumerate())
+        .enumerate()
+        .map(|(it, (k, pi))| (k, pi, it as u64))
+        .collect();
+    let it = order.len() as u64;
+    let oob = rt.comm().oob();
+    let failed = |&(_, pi, it): &(usize, usize, u64)| {
+        move |err: String| format!("program {pi} ({}), iteration {it}: {err}", programs()[pi])
+    };
+    // Lockstep with one launcher barrier per iteration: iteration j runs
+    // in slot set j % 2; the barrier after it is also the start of j + 1.
+    // After that barrier each owner reads j's finals and resets set j % 2
+    // for iteration j + 2 while the others may already run j + 1 in the
+    // other set (reset before the barrier that started j + 1 ended).
+    // The launcher's barrier orders nothing in the network.
+    for step in order.iter().take(2) {
+        reset(rt, step.1, step.2).map_err(failed(step))?;
+    }
+    PHASE.store(1, Ordering::Relaxed);
+    oob.barrier().map_err(e("oob barrier"))?;
+    let mut records = String::new();
+    let mut batch_start = 0;
+    for (j, step) in order.iter().enumerate() {
+        let &(_, pi, it) = step;
+        PROGRESS_MS.store(uptime_ms(), Ordering::Relaxed);
+        CURRENT.store((pi as u64) << 32 | (it & 0xffff_ffff), Ordering::Relaxed);
+        let regs = run_here(rt, pi, it).map_err(failed(step))?;
+        PHASE.store(4, Ordering::Relaxed);
+        oob.barrier()
+            .map_err(e("oob barrier"))
+            .map_err(failed(step))?;
+        PHASE.store(5, Ordering::Relaxed);
+        records.push_str(&finals(rt, pi, it, regs).map_err(failed(step))?);
+        records.push('\n');
+        if let Some(next) = order.get(j + 2) {
+            reset(rt, next.1, next.2).map_err(failed(next))?;
+        }
+        if j + 1 - batch_start == GATHER_BATCH || j + 1 == order.len() {
             PHASE.store(6, Ordering::Relaxed);
-            let all = rt.comm().oob().allgather(&mine).map_err(e("allgather"))?;
+            let all = oob
+                .allgather(records.as_bytes())
+                .map_err(e("allgather"))
+                .map_err(failed(step))?;
             if me == 0 {
-                let mut parts: BTreeMap<(u8, u32), String> = BTreeMap::new();
-                for line in all.iter().flat_map(|b| {
-                    String::from_utf8_lossy(b)
-                        .into_owned()
-                        .lines()
-                        .map(str::to_owned)
-                        .collect::<Vec<_>>()
-                }) {
-                    let (key, v) = line.split_once('=').ok_or("garbled gather")?;
-                    let order = if key.starts_with('r') { 0 } else { 1 };
-                    let n: u32 = key[1..].parse().map_err(|_| "garbled key")?;
-                    parts.insert((order, n), format!("{key}={v}"));
-                }
-                let outcome = parts.into_values().collect::<Vec<_>>().join(" ");
-                if tally[k].record(&outcome, 1, &allowed[k]) && shown < show {
-                    shown += 1;
-                    println!(
-                        "gen-forbidden id={pi} family={} it={it} outcome={outcome:?} program={}",
-                        programs()[pi].family,
-                        programs()[pi]
-                    );
-                }
+                judge.judge(&order[batch_start..=j], &all)?;
             }
-            it += 1;
+            records.clear();
+            batch_start = j + 1;
         }
     }
+    let tally = judge.tally;
+    let allowed = judge.allowed;
     let mut forbidden = 0;
     if me == 0 {
         let mut per_family: BTreeMap<&str, (u64, u64, u64, u64)> = BTreeMap::new();

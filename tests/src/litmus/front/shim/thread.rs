@@ -80,7 +80,7 @@ pub(super) fn run_thread(rt: &'static Runtime, pi: usize, t: u8, it: u64) -> R<R
         rng.pause_ns(env().max_delay);
         match *step {
             Step::Put { w, v, nb } => {
-                let ptr = word_ptr(p, w)?;
+                let ptr = word_ptr(p, w, it)?;
                 let data = pattern(it, v, size);
                 match nb {
                     None => rt.put(ptr, &data).map_err(e("put"))?,
@@ -90,7 +90,7 @@ pub(super) fn run_thread(rt: &'static Runtime, pi: usize, t: u8, it: u64) -> R<R
                 }
             }
             Step::Get { w, r, nb } => {
-                let ptr = word_ptr(p, w)?;
+                let ptr = word_ptr(p, w, it)?;
                 match nb {
                     None => {
                         let mut buf = vec![0u8; size];
@@ -113,31 +113,31 @@ pub(super) fn run_thread(rt: &'static Runtime, pi: usize, t: u8, it: u64) -> R<R
                 None => return Err(format!("wait for unknown handle h{h}")),
             },
             Step::AWrite { w, v } => rt
-                .atomic(atomic_ptr(p, w)?)
+                .atomic(atomic_ptr(p, w, it)?)
                 .write(stamp(it, v))
                 .map_err(e("atomic write"))?,
             Step::ARead { w, r } => {
                 let v = rt
-                    .atomic(atomic_ptr(p, w)?)
+                    .atomic(atomic_ptr(p, w, it)?)
                     .read()
                     .map_err(e("atomic read"))?;
                 regs.push((r, decode_word(v, it)));
             }
             Step::AFetchAdd { w, r } => {
                 let v = rt
-                    .atomic(atomic_ptr(p, w)?)
+                    .atomic(atomic_ptr(p, w, it)?)
                     .fetch_add(1)
                     .map_err(e("fetch_add"))?;
                 regs.push((r, decode_word(v, it)));
             }
-            Step::AAdd { w } => rt.atomic(atomic_ptr(p, w)?).add(1).map_err(e("add"))?,
+            Step::AAdd { w } => rt.atomic(atomic_ptr(p, w, it)?).add(1).map_err(e("add"))?,
             Step::AAddUnordered { w } => rt
-                .atomic(atomic_ptr(p, w)?)
+                .atomic(atomic_ptr(p, w, it)?)
                 .add_unordered(1)
                 .map_err(e("add_unordered"))?,
             Step::ACas { w, expect, new, r } => {
                 let old = match rt
-                    .atomic(atomic_ptr(p, w)?)
+                    .atomic(atomic_ptr(p, w, it)?)
                     .compare_exchange(stamp(it, expect), stamp(it, new))
                     .map_err(e("compare_exchange"))?
                 {
@@ -146,7 +146,7 @@ pub(super) fn run_thread(rt: &'static Runtime, pi: usize, t: u8, it: u64) -> R<R
                 regs.push((r, decode_word(old, it)));
             }
             Step::Await { w, v } => {
-                let a = rt.atomic(atomic_ptr(p, w)?);
+                let a = rt.atomic(atomic_ptr(p, w, it)?);
                 let want = stamp(it, v);
                 let t0 = Instant::now();
                 let mut failed = None;
@@ -199,7 +199,7 @@ pub(super) fn run_thread(rt: &'static Runtime, pi: usize, t: u8, it: u64) -> R<R
             }
             Step::Barrier => rt.barrier().map_err(e("barrier"))?,
             Step::AwaitLocal { w, v, poll } => {
-                let ptr = atomic_ptr(p, w)?;
+                let ptr = atomic_ptr(p, w, it)?;
                 let want = stamp(it, v);
                 if poll {
                     let t0 = Instant::now();
@@ -222,25 +222,25 @@ pub(super) fn run_thread(rt: &'static Runtime, pi: usize, t: u8, it: u64) -> R<R
             }
             Step::ReadLocal { w, v, r } => {
                 let yes = rt
-                    .test_local(atomic_ptr(p, w)?, Cmp::Eq, stamp(it, v))
+                    .test_local(atomic_ptr(p, w, it)?, Cmp::Eq, stamp(it, v))
                     .map_err(e("test_local"))?;
                 regs.push((r, if yes { v } else { 0 }));
             }
             Step::Fence => rt.fence().map_err(e("fence"))?,
             Step::PutFlag { w, v } => rt
-                .put(word_ptr(p, w)?, &stamp(it, v).to_le_bytes())
+                .put(word_ptr(p, w, it)?, &stamp(it, v).to_le_bytes())
                 .map_err(e("flag put"))?,
             Step::PutSignal { w, v, sig } => rt
                 .put_with_signal(
-                    word_ptr(p, w)?,
+                    word_ptr(p, w, it)?,
                     &pattern(it, v, word_len(p, w)),
-                    atomic_ptr(p, sig)?,
+                    atomic_ptr(p, sig, it)?,
                     SignalOp::Set,
                     stamp(it, 1),
                 )
                 .map_err(e("put_with_signal"))?,
             Step::Lock { l } => {
-                let guard = GlobalLock::at(atomic_ptr(p, l)?)
+                let guard = GlobalLock::at(atomic_ptr(p, l, it)?)
                     .acquire(rt)
                     .map_err(e("lock"))?;
                 held.insert(l, guard);
@@ -251,7 +251,7 @@ pub(super) fn run_thread(rt: &'static Runtime, pi: usize, t: u8, it: u64) -> R<R
                 .release()
                 .map_err(e("unlock"))?,
             Step::Incr { w, r } => {
-                let ptr = word_ptr(p, w)?;
+                let ptr = word_ptr(p, w, it)?;
                 let mut buf = vec![0u8; size];
                 rt.get(&mut buf, ptr).map_err(e("incr get"))?;
                 let v = decode(&buf, it);

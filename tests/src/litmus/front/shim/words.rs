@@ -17,8 +17,14 @@ pub(super) const MAX_THREADS: usize = 8;
 pub(super) const MAX_REGS: usize = 8;
 /// How long an await may spin before the iteration is declared stuck.
 pub(super) const STUCK: Duration = Duration::from_secs(30);
-/// Bytes of static data for words in `Mem::Static` (.bss).
-pub(super) const STATIC_BYTES: usize = 2 << 20;
+/// Bytes of static data for words in `Mem::Static` (.bss): both sets of
+/// word slots.
+pub(super) const STATIC_BYTES: usize = 4 << 20;
+/// Word slot sets: iteration `it` uses set `it % SLOT_SETS`, so that the
+/// owners can read one iteration's final values and reset its set for the
+/// iteration after next while the others already run the next one (one
+/// launcher barrier per iteration, `super::run`).
+pub(super) const SLOT_SETS: usize = 2;
 /// The words of `Mem::Static`, at the same offsets as the heap area's.
 pub(super) static STATIC_AREA: [AtomicU64; STATIC_BYTES / 8] =
     [const { AtomicU64::new(0) }; STATIC_BYTES / 8];
@@ -57,14 +63,16 @@ pub(super) fn size_of(p: &Program) -> usize {
     }
 }
 
-pub(super) fn word_ptr(p: &Program, w: u8) -> R<GlobalPtr<u8>> {
+/// Word `w` of program `p` in iteration `it` (in the iteration's slot set).
+pub(super) fn word_ptr(p: &Program, w: u8, it: u64) -> R<GlobalPtr<u8>> {
     let word = &p.words[w as usize];
     let home = usize::from(word.home);
     let base = match word.mem {
         Mem::Heap | Mem::Lock => env().area.at(home).map_err(e("word address"))?,
         Mem::Static => env().statics[home],
     };
-    Ok(base.add(w as usize * env().slot))
+    let set = (it % SLOT_SETS as u64) as usize;
+    Ok(base.add((set * MAX_WORDS + w as usize) * env().slot))
 }
 
 /// The bytes of word `w` (its size, or 8 for atomic, flag and lock words).
@@ -76,8 +84,8 @@ pub(super) fn word_len(p: &Program, w: u8) -> usize {
     }
 }
 
-pub(super) fn atomic_ptr(p: &Program, w: u8) -> R<GlobalPtr<u64>> {
-    let g = word_ptr(p, w)?;
+pub(super) fn atomic_ptr(p: &Program, w: u8, it: u64) -> R<GlobalPtr<u64>> {
+    let g = word_ptr(p, w, it)?;
     Ok(GlobalPtr::<u64>::from_addr(GlobalAddr::new(
         g.locale(),
         g.addr(),
@@ -87,10 +95,10 @@ pub(super) fn atomic_ptr(p: &Program, w: u8) -> R<GlobalPtr<u64>> {
 /// The result area of this locale: per thread id, MAX_REGS register words
 /// and a done word (for bodies of non-blocking on-statements).
 pub(super) fn result_word(t: u8, k: usize) -> &'static AtomicU64 {
-    let base = env().area.local().addr() as usize + MAX_WORDS * env().slot;
+    let base = env().area.local().addr() as usize + SLOT_SETS * MAX_WORDS * env().slot;
     let addr = base + (t as usize * (MAX_REGS + 1) + k) * 8;
     // SAFETY: inside this locale's part of the area (allocated with room
-    // for MAX_THREADS x (MAX_REGS + 1) words after the word slots), 8-aligned
+    // for MAX_THREADS x (MAX_REGS + 1) words after both sets of word slots), 8-aligned
     // (slot is a multiple of 64); only accessed atomically by this process.
     unsafe { AtomicU64::from_ptr(addr as *mut u64) }
 }
