@@ -150,9 +150,11 @@ def ratio(label, kind, a, b):
     return f"{(mb / ma if kind == 'time' else ma / mb):.2f}x"
 
 
-pairs = [(a, b) for a, b in [("ours", "ompi"), ("ours", "sos"), ("ours-sockets", "sos")]
+pairs = [(a, b) for a, b in [("ours", "ompi"), ("ours", "sos"), ("ours-sockets", "sos"),
+                              ("ours-tcp", "ompi"), ("ours-udp", "ompi"), ("ours-tcp", "sos")]
          if a in libs and b in libs]
-head = ["figure (2 PEs, one host)"] + libs + [f"{a} vs {b}" for a, b in pairs]
+where = "two hosts, 1 PE each" if "ours-tcp" in libs else "one host"
+head = [f"figure (2 PEs, {where})"] + libs + [f"{a} vs {b}" for a, b in pairs]
 print("| " + " | ".join(head) + " |")
 print("|" + "---|" * len(head))
 for p, label, _, kind in FIGS:
