@@ -57,6 +57,12 @@ def regex(pat, group=1):
     return get
 
 
+def lfinc_us(text):
+    """lfinc's "N loops of ... in S secs": microseconds per fetch-inc."""
+    m = re.search(r"(\d+) loops of \S+ in\s+([\d.]+) secs", text)
+    return float(m.group(2)) * 1e6 / int(m.group(1)) if m else None
+
+
 def awk(pat, idx):
     """Field `idx` (0-based; negative from the end) of the first line matching `pat`."""
     def get(text):
@@ -107,7 +113,9 @@ FIGS = [
     ("mandelbrot", "apps/mandelbrot: work rate, points/s", awk(r"Total work rate", -1), "rate"),
     ("binary_search", "apps/binary-search: job wall time (start-up included), s", wall, "time"),
     ("sping", "unit/sping: us per one-way 128-long put + wait_until", awk(r"pinged", -4), "time"),
-    ("lfinc", "unit/lfinc: us per blocking fetch-inc", awk(r"usecs per", 0), "time"),
+    # lfinc prints "usecs per" as seconds x 10^5 / loops (a tenth of the
+    # time): take its loop count and elapsed seconds instead.
+    ("lfinc", "unit/lfinc: us per blocking fetch-inc", lfinc_us, "time"),
     ("bigget", "unit/bigget -v: large gets, MB/s", awk(r"ave", 2), "rate"),
     ("flag_pingpong", "flag_pingpong: p + wait_until ping-pong, static, us/round trip", regex(r"^ROW pingpong-p-wait\s+static=([\d.]+)"), "time"),
     ("flag_pingpong", "flag_pingpong: p + wait_until ping-pong, heap, us/round trip", regex(r"^ROW pingpong-p-wait\s+static=\S+ heap=([\d.]+)"), "time"),
