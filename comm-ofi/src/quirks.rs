@@ -44,6 +44,14 @@ pub fn bound_rxm_completion_rings() -> bool {
     default_env("FI_UNIVERSE_SIZE", "32")
 }
 
+/// Both rxm memory bounds ([`bound_rxm_receive_buffers`],
+/// [`bound_rxm_completion_rings`]), called where libfabric has not read its
+/// parameters yet.
+pub fn bound_rxm_memory() {
+    bound_rxm_receive_buffers();
+    bound_rxm_completion_rings();
+}
+
 /// Sets `var` to `value` unless the user set it (then theirs stands).
 fn default_env(var: &str, value: &str) -> bool {
     if std::env::var_os(var).is_some() {

@@ -36,16 +36,14 @@ impl Comm {
     /// `Builder` overrides).
     pub fn init_config(cfg: Config) -> Result<Arc<Comm>> {
         // Before the bootstrap's threads and before libfabric is loaded.
-        crate::quirks::bound_rxm_receive_buffers();
-        crate::quirks::bound_rxm_completion_rings();
+        crate::quirks::bound_rxm_memory();
         let oob = bootstrap::from_env()?;
         Comm::init_with(oob, cfg)
     }
 
     /// Starts the comm layer with an explicit bootstrap and configuration.
     pub fn init_with(oob: Box<dyn Oob>, mut cfg: Config) -> Result<Arc<Comm>> {
-        crate::quirks::bound_rxm_receive_buffers();
-        crate::quirks::bound_rxm_completion_rings();
+        crate::quirks::bound_rxm_memory();
         let me = oob.rank();
         // From here on, peers may come to wait for us: an exit before
         // finalize must fail the job (docs/launcher.md, failure guarantees).

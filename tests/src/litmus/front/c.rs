@@ -767,7 +767,7 @@ int main(int argc, char **argv) {
   int per_family = argc > 3 && strcmp(argv[3], "family") == 0;
   if (npes < 4) { if (me == 0) fprintf(stderr, "litmus-c: needs 4 PEs\n"); l_finalize(); return 2; }
   if (iters < 1) { if (me == 0) fprintf(stderr, "litmus-c: bad iteration count %s\n", argv[2]); l_finalize(); return 2; }
-  ARENA = l_alloc(ARENA_WORDS * 8); REGS = l_alloc(MAXREP * 8); OUTV = l_alloc(MAXREP * 8);
+  ARENA = l_alloc(ARENA_WORDS * 8); REGS = l_alloc(MAXREP * 8);
   long *HIST = l_alloc((size_t)iters * MAXREP * 8);
   long *ROWS[4] = { HIST, NULL, NULL, NULL };
   if (me == 0)
@@ -781,13 +781,13 @@ int main(int argc, char **argv) {
     long n_it = per_family ? (iters + pr->family_size - 1) / pr->family_size : iters;
     for (long it = 1; it <= n_it; it++) {
       pr->reset(it);
+      OUTV = HIST + (it - 1) * MAXREP; /* final writes this iteration's row */
       for (int k = 0; k < MAXREP; k++) { REGS[k] = 253; OUTV[k] = 253; }
       l_barrier();
       delay();
       pr->run(it);
       l_barrier();
       pr->final(it);
-      memcpy(HIST + (it - 1) * MAXREP, OUTV, MAXREP * 8);
     }
     l_barrier();
     if (me == 0) {

@@ -14,8 +14,10 @@
 //! thread or a thread of its own), the threads do their steps with seeded
 //! random spins between them (PUT/GET blocking or not, atomics, on / on_nb
 //! / on_fast, begin / join, barrier: all `Runtime` calls), and once every
-//! thread and every non-blocking body has finished the owners read the
-//! final values and locale 0 checks the outcome against the SC oracle. The
+//! thread and every non-blocking body has finished and a launcher barrier
+//! has passed, the owners read the final values (that barrier also starts
+//! the next iteration, in the other set of word slots) and locale 0 checks
+//! the outcomes, gathered in batches, against the SC oracle. The
 //! launcher's barrier orders nothing in the network: visibility comes only
 //! from the layer's own boundaries.
 //!
@@ -191,6 +193,29 @@ fn finals(rt: &'static Runtime, pi: usize, it: u64, regs: Regs) -> R<String> {
     Ok(record)
 }
 
+/// One iteration of the lockstep: which of the chosen programs (`k`),
+/// the program (`pi`) and the iteration number (`it`).
+#[derive(Clone, Copy)]
+struct Turn {
+    k: usize,
+    pi: usize,
+    it: u64,
+}
+
+impl Turn {
+    /// An error of this turn, naming program and iteration.
+    fn failed(self) -> impl Fn(String) -> String {
+        move |err| {
+            format!(
+                "program {} ({}), iteration {}: {err}",
+                self.pi,
+                programs()[self.pi],
+                self.it
+            )
+        }
+    }
+}
+
 /// Iterations whose records the locales gather at once (one launcher
 /// allgather per batch instead of one per iteration).
 const GATHER_BATCH: usize = 256;
@@ -205,16 +230,15 @@ struct Judge {
 }
 
 impl Judge {
-    /// Judges one gathered batch: `batch[j]` is (index into the chosen
-    /// programs, program, iteration) of the batch's j-th iteration, line j
-    /// of every locale's part its record.
-    fn judge(&mut self, batch: &[(usize, usize, u64)], parts: &[Vec<u8>]) -> R {
+    /// Judges one gathered batch: line j of every locale's part is its
+    /// record of `batch[j]`.
+    fn judge(&mut self, batch: &[Turn], parts: &[Vec<u8>]) -> R {
         let texts: Vec<Vec<&str>> = parts
             .iter()
             .map(|b| std::str::from_utf8(b).map(|t| t.split('\n').collect()))
             .collect::<Result<_, _>>()
             .map_err(|_| "garbled gather")?;
-        for (j, &(k, pi, it)) in batch.iter().enumerate() {
+        for (j, &Turn { k, pi, it }) in batch.iter().enumerate() {
             let mut kv: BTreeMap<(u8, u32), &str> = BTreeMap::new();
             for lines in &texts {
                 let line = lines.get(j).ok_or("short gather")?;
@@ -335,26 +359,26 @@ fn run() -> R<u64> {
     };
     let weakened =
         std::env::var("PGAS_MCM_WEAKEN").is_ok_and(|v| !v.trim().is_empty() && v.trim() != "none");
-    // Round-robin over the programs, so a short run still covers them all:
-    // (index into `chosen`, program, iteration).
-    let order: Vec<(usize, usize, u64)> = (0..iters)
+    // Round-robin over the programs, so a short run still covers them all.
+    let order: Vec<Turn> = (0..iters)
         .flat_map(|_| chosen.iter().copied().enumerate())
         .enumerate()
-        .map(|(it, (k, pi))| (k, pi, it as u64))
+        .map(|(it, (k, pi))| Turn {
+            k,
+            pi,
+            it: it as u64,
+        })
         .collect();
     let it = order.len() as u64;
     let oob = rt.comm().oob();
-    let failed = |&(_, pi, it): &(usize, usize, u64)| {
-        move |err: String| format!("program {pi} ({}), iteration {it}: {err}", programs()[pi])
-    };
     // Lockstep with one launcher barrier per iteration: iteration j runs
     // in slot set j % 2; the barrier after it is also the start of j + 1.
     // After that barrier each owner reads j's finals and resets set j % 2
     // for iteration j + 2 while the others may already run j + 1 in the
     // other set (reset before the barrier that started j + 1 ended).
     // The launcher's barrier orders nothing in the network.
-    for step in order.iter().take(2) {
-        reset(rt, step.1, step.2).map_err(failed(step))?;
+    for t in order.iter().take(2) {
+        reset(rt, t.pi, t.it).map_err(t.failed())?;
     }
     // Result words start clear (afterwards each is cleared as it is read).
     for t in 0..MAX_THREADS as u8 {
@@ -366,27 +390,27 @@ fn run() -> R<u64> {
     oob.barrier().map_err(e("oob barrier"))?;
     let mut records = String::new();
     let mut batch_start = 0;
-    for (j, step) in order.iter().enumerate() {
-        let &(_, pi, it) = step;
+    for (j, &turn) in order.iter().enumerate() {
+        let Turn { pi, it, .. } = turn;
         PROGRESS_MS.store(uptime_ms(), Ordering::Relaxed);
         CURRENT.store((pi as u64) << 32 | (it & 0xffff_ffff), Ordering::Relaxed);
-        let regs = run_here(rt, pi, it).map_err(failed(step))?;
+        let regs = run_here(rt, pi, it).map_err(turn.failed())?;
         PHASE.store(4, Ordering::Relaxed);
         oob.barrier()
             .map_err(e("oob barrier"))
-            .map_err(failed(step))?;
+            .map_err(turn.failed())?;
         PHASE.store(5, Ordering::Relaxed);
-        records.push_str(&finals(rt, pi, it, regs).map_err(failed(step))?);
+        records.push_str(&finals(rt, pi, it, regs).map_err(turn.failed())?);
         records.push('\n');
         if let Some(next) = order.get(j + 2) {
-            reset(rt, next.1, next.2).map_err(failed(next))?;
+            reset(rt, next.pi, next.it).map_err(next.failed())?;
         }
         if j + 1 - batch_start == GATHER_BATCH || j + 1 == order.len() {
             PHASE.store(6, Ordering::Relaxed);
             let all = oob
                 .allgather(records.as_bytes())
                 .map_err(e("allgather"))
-                .map_err(failed(step))?;
+                .map_err(turn.failed())?;
             if me == 0 {
                 judge.judge(&order[batch_start..=j], &all)?;
             }
