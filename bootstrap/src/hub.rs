@@ -35,6 +35,14 @@
 //! that missed the death, a wrapper process that outlives the locale): the
 //! survivors would otherwise wait for it forever without
 //! `PGAS_PEER_TIMEOUT`.
+//!
+//! Causes, not consequences: a locale that ends the job (an abort, a global
+//! exit, an exit before finalize) first sends `Abort` with what it is doing;
+//! the service passes it on to every locale as `Stop` (the sender last, as
+//! its acknowledgement: locale 0's process hosts the service and waits for
+//! it before it goes). A connection that then closes is reported with that
+//! cause (`locale 0 aborted: ...`), not as `locale 0 died` (issue 39: after
+//! locale 0's allreduce failed on the bed, every survivor blamed its death).
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -158,10 +166,50 @@ fn random_token() -> u64 {
     h.finish()
 }
 
-/// Called when a locale is lost: its rank and what was seen. The PMIx
-/// backend aborts the job naming it (unless this locale is not guarded,
+/// Called when a locale is lost: its rank and the whole sentence to report
+/// (`locale 3 died: ...`, or the cause it sent before it went). The PMIx
+/// backend aborts the job with it (unless this locale is not guarded,
 /// already finalized or aborting).
 pub(crate) type OnLost = Arc<dyn Fn(usize, String) + Send + Sync>;
+
+/// What a lost locale's closed connection is reported as.
+fn lost_sentence(rank: usize, cause: Option<&str>, seen: &str) -> String {
+    match cause {
+        Some(c) => c.to_owned(),
+        None => format!("locale {rank} died: {seen}"),
+    }
+}
+
+/// The `Stop` a client heard from the service: why the job is ending, set
+/// once, awaited by a locale 0 that is ending the job itself.
+#[derive(Default)]
+pub(crate) struct StopHeard {
+    reason: Mutex<Option<String>>,
+    heard: parking_lot::Condvar,
+}
+
+impl StopHeard {
+    fn set(&self, reason: String) {
+        let mut r = self.reason.lock();
+        if r.is_none() {
+            *r = Some(reason);
+        }
+        self.heard.notify_all();
+    }
+
+    pub(crate) fn get(&self) -> Option<String> {
+        self.reason.lock().clone()
+    }
+
+    /// Waits up to `limit` for a `Stop`; whether one was heard.
+    pub(crate) fn wait(&self, limit: Duration) -> bool {
+        let mut r = self.reason.lock();
+        if r.is_none() {
+            let _ = self.heard.wait_for(&mut r, limit);
+        }
+        r.is_some()
+    }
+}
 
 enum Event {
     Joined(usize, TcpStream),
@@ -284,6 +332,9 @@ struct Engine {
     /// Sent `Guard` (its comm layer started) / `Finalized`.
     guarded: Vec<bool>,
     finalized: Vec<bool>,
+    /// What a locale said it is ending the job with (`Abort`), as a sentence
+    /// naming it: reported when its connection closes.
+    ending: Vec<Option<String>>,
     /// Once set, every collective fails with it (the job is out of step).
     poisoned: Option<(Option<u32>, String)>,
     host_rank: usize,
@@ -380,6 +431,7 @@ fn engine(size: usize, host_rank: usize, rx: mpsc::Receiver<Event>, on_lost: OnL
         closed: vec![false; size],
         guarded: vec![false; size],
         finalized: vec![false; size],
+        ending: vec![None; size],
         poisoned: None,
         host_rank,
     };
@@ -406,6 +458,36 @@ fn engine(size: usize, host_rank: usize, rx: mpsc::Receiver<Event>, on_lost: OnL
                     e.send_all(&all, |_| Msg::Finalized);
                 }
             }
+            Event::Frame(rank, Msg::Abort { msg }) => {
+                // Every other locale first, the sender last: its hearing the
+                // Stop tells it that the others were told.
+                let reason = format!("locale {rank} {msg}");
+                let mut order: Vec<usize> = (0..size).filter(|&r| r != rank).collect();
+                order.push(rank);
+                for r in order {
+                    e.send(
+                        r,
+                        &Msg::Stop {
+                            reason: reason.clone(),
+                        },
+                    );
+                }
+                // The job is ending: a collective in flight or to come fails
+                // with the cause rather than waiting for the launcher (not
+                // as a peer's death: the cause says who and why).
+                if e.poisoned.is_none() {
+                    match e.coll.waiting() {
+                        Some((seq, _, _)) => {
+                            let joined = e.coll.joined();
+                            e.poison(seq, None, reason.clone(), joined);
+                        }
+                        None => e.poisoned = Some((None, reason.clone())),
+                    }
+                }
+                if e.ending[rank].is_none() {
+                    e.ending[rank] = Some(reason);
+                }
+            }
             Event::Frame(rank, other) => {
                 tracing::warn!(
                     rank,
@@ -420,9 +502,12 @@ fn engine(size: usize, host_rank: usize, rx: mpsc::Receiver<Event>, on_lost: OnL
                 if e.guarded[rank] && !e.finalized[rank] && rank != host_rank {
                     on_lost(
                         rank,
-                        "its connection to the collective service closed before it \
-                         finalized (its process ended or was killed)"
-                            .into(),
+                        lost_sentence(
+                            rank,
+                            e.ending[rank].as_deref(),
+                            "its connection to the collective service closed before it \
+                             finalized (its process ended or was killed)",
+                        ),
                     );
                 }
             }
@@ -437,6 +522,7 @@ fn engine(size: usize, host_rank: usize, rx: mpsc::Receiver<Event>, on_lost: OnL
 pub(crate) struct HubClient {
     writer: Arc<Mutex<TcpStream>>,
     replies: mpsc::Receiver<Result<Msg, String>>,
+    stop: Arc<StopHeard>,
 }
 
 impl HubClient {
@@ -485,6 +571,8 @@ impl HubClient {
         };
         let mut reader = s.try_clone().map_err(lost)?;
         let (tx, rx) = mpsc::channel();
+        let stop = Arc::new(StopHeard::default());
+        let heard = Arc::clone(&stop);
         std::thread::Builder::new()
             .name("pgas-oob-hub-watch".into())
             .stack_size(128 * 1024)
@@ -497,6 +585,9 @@ impl HubClient {
                             // Locale 0's own finalize waits for it.
                             let _ = tx.send(Ok(Msg::Finalized));
                         }
+                        // A locale is ending the job: its cause is what to
+                        // report when the connection closes.
+                        Ok(Msg::Stop { reason }) => heard.set(reason),
                         Ok(m) => {
                             // A send error: the client was dropped; keep watching.
                             let _ = tx.send(Ok(m));
@@ -511,19 +602,18 @@ impl HubClient {
                 // Waiting collectives fail at once (PeerDied, locale 0).
                 drop(tx);
                 if !done {
-                    on_lost(
-                        0,
-                        format!(
-                            "the connection to its collective service closed before it \
-                             finalized (its process ended or was killed: {why})"
-                        ),
+                    let seen = format!(
+                        "the connection to its collective service closed before it \
+                         finalized (its process ended or was killed: {why})"
                     );
+                    on_lost(0, lost_sentence(0, heard.get().as_deref(), &seen));
                 }
             })
             .map_err(lost)?;
         Ok(HubClient {
             writer: Arc::new(Mutex::new(s)),
             replies: rx,
+            stop,
         })
     }
 
@@ -543,9 +633,14 @@ impl HubClient {
     }
 
     /// The write side, for frames that need no answer (`Guard`,
-    /// `Finalized`), sent from outside a collective.
+    /// `Finalized`, `Abort`), sent from outside a collective.
     pub(crate) fn writer(&self) -> Arc<Mutex<TcpStream>> {
         Arc::clone(&self.writer)
+    }
+
+    /// The `Stop` this client hears from the service, if any.
+    pub(crate) fn stop_heard(&self) -> Arc<StopHeard> {
+        Arc::clone(&self.stop)
     }
 
     fn try_one(sa: SocketAddr, token: u64, rank: usize, size: usize) -> Result<TcpStream, String> {
@@ -723,6 +818,70 @@ mod tests {
             let _ = Msg::Finalized.write_to(s);
         });
         assert!(got.recv_timeout(Duration::from_millis(500)).is_err());
+    }
+
+    #[test]
+    fn a_locale_ending_the_job_is_reported_by_its_cause_not_its_death() {
+        let (lost, got) = recorder();
+        let ad = start(3, 0, lost).unwrap();
+        let (l2, got2) = recorder();
+        let c0 = HubClient::connect(&ad, 0, 3, none()).unwrap();
+        let c1 = HubClient::connect(&ad, 1, 3, none()).unwrap();
+        let c2 = HubClient::connect(&ad, 2, 3, l2).unwrap();
+        send(&c1.writer, &Msg::Guard).unwrap();
+        // Locales 0 and 2 wait in a barrier that locale 1 will never join.
+        let waiting: Vec<_> = [c0, c2]
+            .into_iter()
+            .map(|mut c| {
+                std::thread::spawn(move || {
+                    let r = c.collective(0, Op::Barrier, 0, &[]);
+                    (c, r)
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(100));
+        send(
+            &c1.writer,
+            &Msg::Abort {
+                msg: "aborted: disk on fire".into(),
+            },
+        )
+        .unwrap();
+        // The sender hears its cause back (locale 0's process waits for it).
+        assert!(c1.stop_heard().wait(Duration::from_secs(10)));
+        let cause = "locale 1 aborted: disk on fire";
+        assert_eq!(c1.stop_heard().get().as_deref(), Some(cause));
+        let mut rest = Vec::new();
+        for h in waiting {
+            let (c, r) = h.join().unwrap();
+            // The collective in flight fails with the cause, not a hang.
+            let e = r.unwrap_err().to_string();
+            assert!(e.contains(cause), "{e}");
+            assert_eq!(c.stop_heard().get().as_deref(), Some(cause));
+            rest.push(c);
+        }
+        drop(c1);
+        // The service's locale reports the cause when the connection closes.
+        let (rank, said) = got.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(rank, 1);
+        assert_eq!(said, cause);
+        // A locale that then loses locale 0's service reports the cause too.
+        drop(rest);
+        let (rank, said) = got2.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!((rank, said.as_str()), (0, cause));
+    }
+
+    #[test]
+    fn locale_0_gone_after_a_stop_is_reported_by_the_stop() {
+        let got = watched(|s| {
+            let _ = Msg::Stop {
+                reason: "locale 0 aborted: allreduce failed".into(),
+            }
+            .write_to(s);
+        });
+        let (rank, said) = got.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(rank, 0);
+        assert_eq!(said, "locale 0 aborted: allreduce failed");
     }
 
     fn clients(n: usize) -> Vec<HubClient> {

@@ -34,7 +34,7 @@ use parking_lot::Mutex;
 
 use crate::env::PmixEnv;
 use crate::error::OobError;
-use crate::hub::{self, HubAd, HubClient, OnLost};
+use crate::hub::{self, HubAd, HubClient, OnLost, StopHeard};
 use crate::oob::{abort_text, shared_instance, Relayed};
 use crate::pmix_ffi::{self as ffi, key, ty, Info, Lib, Proc, Value, ValueData};
 use crate::single::check_len;
@@ -45,6 +45,9 @@ use crate::wire::{Msg, Op, PmixValue};
 const ABORT_WAIT: Duration = Duration::from_secs(10);
 /// Locale 0's finalize waits this long for its service to tell the others.
 const FINALIZE_WAIT: Duration = Duration::from_secs(5);
+/// A locale 0 ending the job waits this long for its service to pass the
+/// cause on (it takes well under a millisecond when the service is alive).
+const STOP_ECHO_WAIT: Duration = Duration::from_secs(1);
 /// Exit status of an aborting locale (and the status asked of the launcher).
 const ABORT_EXIT_CODE: i32 = 1;
 
@@ -92,6 +95,8 @@ struct Inner {
     /// The service connection's write side, once connected (`Guard` and
     /// `Finalized` are sent on it outside collectives).
     hub_writer: std::sync::OnceLock<Arc<Mutex<std::net::TcpStream>>>,
+    /// The service's `Stop`, as this locale's connection heard it.
+    hub_stop: std::sync::OnceLock<Arc<StopHeard>>,
 }
 
 struct Calls {
@@ -173,6 +178,7 @@ impl PmixOob {
                     hub: None,
                 }),
                 hub_writer: std::sync::OnceLock::new(),
+                hub_stop: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -274,6 +280,7 @@ impl PmixOob {
             };
             let client = HubClient::connect(&ad, rank, size, self.on_lost())?;
             let writer = client.writer();
+            let _ = self.inner.hub_stop.set(client.stop_heard());
             calls.hub = Some(client);
             let _ = self.inner.hub_writer.set(Arc::clone(&writer));
             // Guarded before the first collective (the comm layer's start).
@@ -295,8 +302,51 @@ impl PmixOob {
                 tracing::debug!(rank, detail, guarded, "collective service: locale gone");
                 return;
             }
-            me.end_job(None, &format!("locale {rank} died: {detail}"))
+            // Tell the others (locale 0 noticed a loss they may not have),
+            // without waiting for the echo: this may be the service's own
+            // thread, which is what would send it.
+            if !ABORTING.swap(true, Ordering::SeqCst) {
+                me.tell_service_ending(&format!("aborted: {detail}"), false);
+            }
+            me.pmix_abort(ABORT_EXIT_CODE, "abort: ", &detail)
         })
+    }
+
+    /// Why the job is ending, as the service passed it on from another
+    /// locale (not our own cause echoed back).
+    fn cause_heard(&self) -> Option<String> {
+        let reason = self.inner.hub_stop.get()?.get()?;
+        let own = format!("locale {} ", self.inner.rank);
+        (!reason.starts_with(&own)).then_some(reason)
+    }
+
+    /// Tells the collective service, if connected, that this locale is
+    /// ending the job and why (`cause`: "aborted: ...", "exited with status
+    /// 1 before it finalized"), so that the others report this cause rather
+    /// than this locale's death when its connection closes. Locale 0, whose
+    /// process hosts the service, waits until the service passed it on
+    /// (`wait_echo`). Best effort: an abort must not wait on a busy or
+    /// broken connection.
+    fn tell_service_ending(&self, cause: &str, wait_echo: bool) {
+        let Some(w) = self.inner.hub_writer.get() else {
+            return;
+        };
+        let Some(mut s) = w.try_lock_for(Duration::from_millis(100)) else {
+            return;
+        };
+        let sent = Msg::Abort {
+            msg: cause.to_owned(),
+        }
+        .write_to(&mut *s)
+        .is_ok();
+        drop(s);
+        if sent && wait_echo && self.inner.rank == 0 {
+            if let Some(stop) = self.inner.hub_stop.get() {
+                if !stop.wait(STOP_ECHO_WAIT) {
+                    tracing::debug!("collective service: no stop echo within {STOP_ECHO_WAIT:?}");
+                }
+            }
+        }
     }
 
     /// Sends `m` to the collective service if connected.
@@ -351,6 +401,13 @@ impl Relayed for PmixOob {
     }
 
     fn end_job(&self, status: Option<i32>, msg: &str) -> ! {
+        if !ABORTING.swap(true, Ordering::SeqCst) {
+            let cause = match status {
+                None => format!("aborted: {msg}"),
+                Some(s) => format!("ended the job (global exit, status {s}): {msg}"),
+            };
+            self.tell_service_ending(&cause, true);
+        }
         match status {
             None => self.pmix_abort(ABORT_EXIT_CODE, "abort: ", msg),
             Some(status) => self.pmix_abort(status, "global exit: ", msg),
@@ -363,7 +420,10 @@ impl PmixOob {
     fn pmix_abort(&self, status: i32, what: &str, msg: &str) -> ! {
         ABORTING.store(true, Ordering::SeqCst);
         let rank = self.inner.rank;
-        let msg = abort_text(msg);
+        let msg = match self.cause_heard().filter(|c| !msg.contains(c.as_str())) {
+            Some(cause) => format!("{} (the job was ending: {cause})", abort_text(msg)),
+            None => abort_text(msg).to_owned(),
+        };
         // mpirun does not print the message it gets with PMIx_Abort (srun
         // may): say it here, before the launcher kills us.
         let _ = writeln!(std::io::stderr(), "pgas locale {rank}: {what}{msg}");
@@ -481,10 +541,27 @@ extern "C" fn finalize_at_exit(status: c_int, _arg: *mut c_void) {
         return;
     }
     if GUARDED.load(Ordering::SeqCst) && !FINALIZED.load(Ordering::SeqCst) {
+        // The others will see our connection close: give them the cause
+        // (the program's own output says why it exited); and if another
+        // locale was ending the job already, say so.
+        let mut heard = None;
+        if let Ok(shared) = SHARED.try_lock() {
+            if let Some(me) = shared.as_ref() {
+                heard = me.cause_heard();
+                me.tell_service_ending(
+                    &format!(
+                        "exited with status {status} before it finalized (its own output says \
+                         why)"
+                    ),
+                    true,
+                );
+            }
+        }
+        let also = heard.map_or(String::new(), |c| format!("; the job was ending: {c}"));
         let _ = writeln!(
             std::io::stderr(),
             "pgas locale {}: exited with status {status} before finalize; failing the job \
-             (PMIx left unfinalized)",
+             (PMIx left unfinalized){also}",
             RANK.load(Ordering::SeqCst)
         );
         return;

@@ -82,7 +82,8 @@ pub enum Msg {
         /// The contribution (empty for barrier and non-root broadcast).
         data: Vec<u8>,
     },
-    /// The locale declares itself failed; the launcher stops the job.
+    /// The locale declares itself failed; the launcher stops the job (a
+    /// PMIx job's collective service passes the reason on as `Stop`).
     Abort {
         /// The user's message.
         msg: String,
@@ -144,7 +145,9 @@ pub enum Msg {
         /// Human-readable reason.
         detail: String,
     },
-    /// The job is being stopped: the locale must exit now.
+    /// The job is being stopped. From pgasrun: the locale must exit now.
+    /// From a PMIx job's collective service: a locale is ending the job,
+    /// for this reason (reported if the connection then closes).
     Stop {
         /// Why (printed by the locale).
         reason: String,

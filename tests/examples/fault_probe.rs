@@ -3,11 +3,12 @@
 //! `fault_probe SCENARIO`.
 //!
 //! Fault scenarios `FAULT:POINT` (3 or more locales; locale 1 is the
-//! victim): after a barrier, the other locales go to POINT against locale
+//! victim, or the locale `FAULT_PROBE_VICTIM` names): after a barrier, the other locales go to POINT against locale
 //! 1 (`barrier`: enter a barrier it never joins; `on`: on-statements to it;
 //! `get`: GETs and PUTs of its memory; `quiet`: a PUT to it, then `quiet`,
 //! whose forcing waits for it; `amo`: fetch-adds on its word) while
 //! locale 1 does FAULT: `exit0` (exits with status 0 without finalize),
+//! `exit3` (the same with status 3),
 //! `kill` (SIGKILL), `segv` (SIGSEGV), `panic` (panics in main), `stop`
 //! (SIGSTOP for 3 s, then SIGCONT from a helper process). Every fault but
 //! `stop` must fail the job naming locale 1; `stop` must be survived with
@@ -38,7 +39,16 @@ type R<T = ()> = Result<T, String>;
 const INC: FnId = fn_id("fault.inc");
 const BIG: FnId = fn_id("fault.big");
 const FILL: FnId = fn_id("fault.fill");
-const VICTIM: Locale = 1;
+/// The locale that faults: 1, or `FAULT_PROBE_VICTIM`.
+fn victim() -> Locale {
+    static V: std::sync::OnceLock<Locale> = std::sync::OnceLock::new();
+    *V.get_or_init(|| {
+        std::env::var("FAULT_PROBE_VICTIM")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1)
+    })
+}
 /// Longest the others keep at their operation against the victim (the
 /// launcher stops them long before when the victim died).
 const WORK_FOR: Duration = Duration::from_secs(60);
@@ -94,6 +104,7 @@ fn e<E: std::fmt::Display>(x: E) -> String {
 fn victim_fault(fault: &str) {
     match fault {
         "exit0" => std::process::exit(0),
+        "exit3" => std::process::exit(3),
         // SAFETY: raise(2) with a plain signal number.
         "kill" => unsafe {
             libc::raise(libc::SIGKILL);
@@ -163,7 +174,7 @@ fn survivor(rt: &'static Runtime, point: &str, word: GlobalPtr<u64>) -> R<u64> {
         }
         "on" => {
             while more(done)? {
-                let r = rt.on(VICTIM, INC, &pod::to_bytes(&done)).map_err(e)?;
+                let r = rt.on(victim(), INC, &pod::to_bytes(&done)).map_err(e)?;
                 check!(u64_of(&r) == done + 1, "on-statement answered {r:?}");
                 done += 1;
             }
@@ -206,19 +217,22 @@ fn survivor(rt: &'static Runtime, point: &str, word: GlobalPtr<u64>) -> R<u64> {
 fn fault(rt: &'static Runtime, fault: &str, point: &str) -> R {
     check!(rt.num_locales() >= 3, "fault scenarios need 3 locales");
     let words = rt.alloc_all::<u64>(8).map_err(e)?;
-    let word = words.at(VICTIM).map_err(e)?;
-    if rt.here() == VICTIM {
+    let word = words.at(victim()).map_err(e)?;
+    if rt.here() == victim() {
         rt.put_value(word.add(5), 0xfeed).map_err(e)?;
     }
     rt.barrier().map_err(e)?;
-    let counted = if rt.here() == VICTIM {
+    let counted = if rt.here() == victim() {
         // Let the others get going against us.
         std::thread::sleep(Duration::from_millis(300));
         // When, so the test can tell how long the job took to notice.
         let ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
-        eprintln!("fault_probe: locale 1 faults ({fault}) at unix ms {ms}");
+        eprintln!(
+            "fault_probe: locale {} faults ({fault}) at unix ms {ms}",
+            victim()
+        );
         victim_fault(fault);
         // Back (only a stopped victim): tell the others.
         rt.put_value(word.add(7), 1).map_err(e)?;
@@ -234,7 +248,7 @@ fn fault(rt: &'static Runtime, fault: &str, point: &str) -> R {
     };
     // Only a stopped-and-continued victim gets here with its peers (who
     // are in, or past, the barrier of point `barrier`).
-    if point != "barrier" || rt.here() == VICTIM {
+    if point != "barrier" || rt.here() == victim() {
         rt.barrier().map_err(e)?;
     }
     if point == "amo" {

@@ -4,7 +4,11 @@
 //! host's deaths, seen on the multi-host bed). Without `PGAS_PEER_TIMEOUT`
 //! the survivors used to wait for it forever; now the collective service's
 //! connections tell: the job ends in bounded time with a message naming the
-//! lost locale (`pgas locale 0: abort: locale 1 died: ...`).
+//! lost locale (`pgas locale 0: abort: locale 1 died: ...`). A locale that
+//! ends early by itself (an exit before finalize, an abort) is named by that
+//! cause, which it sends to the service first (`locale 0 exited with status
+//! 3 before it finalized`), not as "died" (issue 39: the survivors of a
+//! locale 0 whose allreduce failed on the bed all blamed its death).
 
 use pgas_tests::{example, mpirun_launch, MpiRun};
 use std::path::Path;
@@ -19,19 +23,25 @@ const BOUND: Duration = Duration::from_secs(40);
 /// `victim_sh` (a shell script given the program and its arguments as
 /// "$@" that kills it or lets it die, then sleeps on).
 fn run(victim: usize, victim_sh: &str, program: &str, args: &[&str]) -> MpiRun {
+    run_env(victim, victim_sh, program, args, &[])
+}
+
+fn run_env(
+    victim: usize,
+    victim_sh: &str,
+    program: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> MpiRun {
     let script = format!(
         "if [ \"$OMPI_COMM_WORLD_RANK\" = {victim} ]; then {victim_sh}; sleep 120; else exec \"$@\"; fi"
     );
     let prog = example(program);
     let mut all = vec!["-c", &script, "sh", prog.to_str().expect("utf-8 path")];
     all.extend_from_slice(args);
-    mpirun_launch(
-        3,
-        Path::new("/bin/sh"),
-        &all,
-        &[("PGAS_PROVIDER", "tcp")],
-        LIMIT,
-    )
+    let mut vars = vec![("PGAS_PROVIDER", "tcp")];
+    vars.extend_from_slice(env);
+    mpirun_launch(3, Path::new("/bin/sh"), &all, &vars, LIMIT)
 }
 
 fn assert_named(r: &MpiRun, victim: usize, what: &str) {
@@ -65,4 +75,41 @@ fn locale_0_lost_unseen_by_the_launcher_ends_the_job_naming_it() {
          until grep -q 'soak sample' $f; do sleep 0.1; done; kill -9 $p; cat $f; rm -f $f";
     let r = run(0, kill_when_running, "soak", &["60", "1"]);
     assert_named(&r, 0, "locale 0 killed");
+}
+
+/// A locale that exits with status 3 before finalize, under a shell that
+/// hides the exit from mpirun, while the others send it on-statements: the
+/// job ends naming that cause, for locale 1 (seen by the service in
+/// locale 0) and for locale 0 (the service's host: the survivors hear the
+/// cause from it before its connection closes), never as "died".
+#[test]
+fn a_locale_that_exits_early_is_named_by_its_cause_not_its_death() {
+    for victim in [1usize, 0] {
+        let v = victim.to_string();
+        let r = run_env(
+            victim,
+            "\"$@\"",
+            "fault_probe",
+            &["exit3:on"],
+            &[("FAULT_PROBE_VICTIM", v.as_str())],
+        );
+        let all = format!("{}\n{}", r.run.stdout, r.run.stderr);
+        let what = format!("locale {victim} exits with status 3");
+        assert!(!r.run.ok(), "{what}: the job passed:\n{all}");
+        assert!(
+            r.elapsed < BOUND,
+            "{what}: HANG: the job took {:?} (bound {BOUND:?}):\n{all}",
+            r.elapsed
+        );
+        // In the abort of whoever saw the connection close, or appended to
+        // a survivor's own early exit ("...; the job was ending: ...");
+        // the victim's own line reads "pgas locale N: exited ...".
+        let cause = format!("locale {victim} exited with status 3 before it finalized");
+        assert!(all.contains(&cause), "{what}: no {cause:?}:\n{all}");
+        assert!(
+            !all.contains(&format!("locale {victim} died")),
+            "{what}: blamed on a death, not its cause:\n{all}"
+        );
+        eprintln!("lost_locale {what}: job down after {:?}", r.elapsed);
+    }
 }
