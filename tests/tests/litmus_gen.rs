@@ -158,20 +158,22 @@ fn field(line: &str, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// One `litmus_gen` job: `families` (`all` or a list) for `iters`
+/// iterations per program, or (`family:N`) N per family shared among its
+/// programs.
 fn run_job(
     c: &Cell,
     families: &str,
-    rounds: u64,
+    iters: &str,
     extra: &[(&str, &str)],
     timeout: Duration,
 ) -> JobOut {
     let env = c.job_env("3", extra);
-    let rounds_s = rounds.to_string();
     let t0 = Instant::now();
     let run = launch(
         litmus_gen::LOCALES as usize,
         &example("litmus_gen"),
-        &[families, &rounds_s],
+        &[families, iters],
         &env,
         timeout,
     );
@@ -282,26 +284,24 @@ fn generated_programs_conform_through_the_public_api() {
         .map(|p| format!("{p}.progress"));
     for (k, c) in chosen.into_iter().enumerate().skip(first) {
         let slow = c.provider == "sockets";
-        // CI: a few rounds over every program. Full: per family, enough
-        // rounds for 10^4 iterations (2,000 on sockets).
-        let jobs: Vec<(String, u64)> = if full {
-            let target: u64 = if slow { 2_000 } else { 10_000 };
-            sizes
-                .iter()
-                .map(|(f, n)| (f.to_string(), target.div_ceil(*n as u64)))
-                .collect()
+        // CI: a few rounds over every program. Full: 10^4 iterations per
+        // family (2,000 on sockets), in one job for the cell (a job per
+        // family paid 18 start-ups and finalizes per cell).
+        let iters = if full {
+            format!("family:{}", if slow { 2_000 } else { 10_000 })
         } else {
-            vec![("all".to_string(), if slow { 1 } else { 3 })]
+            (if slow { 1 } else { 3 }).to_string()
         };
+        let jobs = [("all".to_string(), iters)];
         let mut merged = JobOut {
             ok: true,
             ..JobOut::default()
         };
-        for (fams, rounds) in &jobs {
+        for (fams, iters) in &jobs {
             let o = run_job(
                 &c,
                 fams,
-                *rounds,
+                iters,
                 &[],
                 Duration::from_secs(if full { 7200 } else { 600 }),
             );
@@ -331,6 +331,15 @@ fn generated_programs_conform_through_the_public_api() {
                 merged.families.len(),
                 sizes.len()
             ));
+        }
+        if full {
+            let target = if slow { 2_000 } else { 10_000 };
+            for (fam, (_, iters, _, _)) in merged.families.iter().filter(|(_, f)| f.1 < target) {
+                problems.push(format!(
+                    "{}: family {fam}: {iters} iterations, fewer than {target}",
+                    describe(&c)
+                ));
+            }
         }
         if let Some(path) = &progress {
             use std::io::Write as _;
@@ -579,7 +588,7 @@ fn negative_controls_see_the_reopened_holes() {
             let o = run_job(
                 &ctl.cell,
                 ctl.families,
-                ctl.rounds,
+                &ctl.rounds.to_string(),
                 &extra,
                 Duration::from_secs(if full { 3600 } else { 600 }),
             );

@@ -3,8 +3,12 @@
 //! `pgasrun` with 4 locales. `tests/examples/litmus_gen.rs` is its main:
 //!
 //! ```text
-//! PGAS_NUM_WORKERS=3 pgasrun -n 4 litmus_gen [FAMILY,...|all] [ITERS]
+//! PGAS_NUM_WORKERS=3 pgasrun -n 4 litmus_gen [FAMILY,...|all] [ITERS|family:N]
 //! ```
+//!
+//! ITERS iterations of each program (20), or `family:N`: N per family,
+//! shared among its programs (each runs N / its family's size, rounded up;
+//! the full run's form, one job for every family of a cell).
 //!
 //! Every locale generates the same programs and runs them in lockstep: for
 //! each (program, iteration) the owners reset their words (to a value
@@ -271,11 +275,7 @@ fn run() -> R<u64> {
     let rt = builder.init().map_err(e("init"))?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let select = args.first().cloned().unwrap_or_else(|| "all".into());
-    let iters: u64 = args
-        .get(1)
-        .map(|s| s.parse().map_err(|_| format!("bad iteration count {s:?}")))
-        .transpose()?
-        .unwrap_or(20);
+    let iters = Iters::parse(args.get(1).map(String::as_str))?;
     let num = |name: &str, default: u64| -> R<u64> {
         std::env::var(name)
             .ok()
@@ -359,9 +359,19 @@ fn run() -> R<u64> {
     };
     let weakened =
         std::env::var("PGAS_MCM_WEAKEN").is_ok_and(|v| !v.trim().is_empty() && v.trim() != "none");
-    // Round-robin over the programs, so a short run still covers them all.
-    let order: Vec<Turn> = (0..iters)
-        .flat_map(|_| chosen.iter().copied().enumerate())
+    // Round-robin over the programs, so a short run still covers them all
+    // (a program whose count is reached drops out of later rounds).
+    let per_program = iters.per_program(&chosen);
+    let rounds = per_program.iter().copied().max().unwrap_or(0);
+    let counts = &per_program;
+    let order: Vec<Turn> = (0..rounds)
+        .flat_map(|r| {
+            chosen
+                .iter()
+                .copied()
+                .enumerate()
+                .filter(move |&(k, _)| counts[k] > r)
+        })
         .enumerate()
         .map(|(it, (k, pi))| Turn {
             k,
@@ -459,7 +469,50 @@ fn run() -> R<u64> {
     Ok(if weakened { 0 } else { forbidden })
 }
 
-/// The program: `litmus_gen [FAMILY,...|all] [ITERS]`.
+/// How many iterations the chosen programs run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Iters {
+    /// This many of each program.
+    Each(u64),
+    /// This many per family, shared among its programs.
+    PerFamily(u64),
+}
+
+impl Iters {
+    /// The command line's ITERS argument (20 of each when absent).
+    fn parse(arg: Option<&str>) -> R<Iters> {
+        let num = |s: &str| {
+            s.parse::<u64>()
+                .map_err(|_| format!("bad iteration count {s:?} (a number, or family:N)"))
+        };
+        match arg {
+            None => Ok(Iters::Each(20)),
+            Some(a) => match a.strip_prefix("family:") {
+                Some(n) => Ok(Iters::PerFamily(num(n)?)),
+                None => Ok(Iters::Each(num(a)?)),
+            },
+        }
+    }
+
+    /// Iterations of each of `chosen` (program indices).
+    fn per_program(self, chosen: &[usize]) -> Vec<u64> {
+        match self {
+            Iters::Each(n) => vec![n; chosen.len()],
+            Iters::PerFamily(target) => {
+                let mut sizes: BTreeMap<&str, u64> = BTreeMap::new();
+                for &i in chosen {
+                    *sizes.entry(programs()[i].family).or_default() += 1;
+                }
+                chosen
+                    .iter()
+                    .map(|&i| target.div_ceil(sizes[programs()[i].family]))
+                    .collect()
+            }
+        }
+    }
+}
+
+/// The program: `litmus_gen [FAMILY,...|all] [ITERS|family:N]`.
 pub fn main() -> ExitCode {
     start_watchdog();
     match run() {
