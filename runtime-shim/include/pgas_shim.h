@@ -114,6 +114,7 @@ typedef struct pgas_amo_handle pgas_amo_handle_t; /* a non-blocking fetching ato
 #define PGAS_OP_AND 3 /* integers only */
 #define PGAS_OP_OR 4  /* integers only */
 #define PGAS_OP_XOR 5 /* integers only */
+#define PGAS_OP_PROD 6
 
 /* An on-statement body: runs on the target locale, as a task on a worker
  * (or in the AM handler thread for the fast kinds). arg is NULL when

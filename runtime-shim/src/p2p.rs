@@ -32,6 +32,7 @@ use crate::runtime::atomics::AtomicOp;
 use crate::runtime::Runtime;
 use crate::tasking::TaskHandle;
 use comm_ofi::AmoOp;
+use std::marker::PhantomData;
 
 /// A comparison for [`Runtime::wait_until_local`] and friends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -96,6 +97,39 @@ impl<T: Send + 'static> AmoHandle<T> {
     }
 }
 
+/// Words of this locale made ready to test or wait on
+/// ([`Runtime::local_words`]): every address checked once and the SC read's
+/// forcing done once, so that a wait loop over them costs a SeqCst load per
+/// word and check. What a C library's `wait_until_any` / `test_some` over an
+/// array with a status mask is built on, and this module's own `_any` /
+/// `_all` waits.
+#[derive(Debug)]
+pub struct LocalWords<T> {
+    addrs: Vec<u64>,
+    _t: PhantomData<T>,
+}
+
+impl<T: Atom> LocalWords<T> {
+    /// How many words.
+    pub fn len(&self) -> usize {
+        self.addrs.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.addrs.is_empty()
+    }
+
+    /// Whether word `i` satisfies `cmp value` now (an SC load).
+    ///
+    /// # Panics
+    /// If `i` is not below [`LocalWords::len`].
+    #[inline]
+    pub fn holds(&self, i: usize, cmp: Cmp, value: T) -> bool {
+        cmp.holds(Runtime::load_local::<T>(self.addrs[i]), value)
+    }
+}
+
 impl Runtime {
     fn local_word<T: Atom>(&self, p: GlobalPtr<T>) -> Result<u64> {
         if p.locale() != self.here() {
@@ -133,6 +167,26 @@ impl Runtime {
         T::from_bits64(bits)
     }
 
+    /// Makes the words at `ps` (all this locale's) ready to test and wait
+    /// on ([`LocalWords`]): checks every address, then makes the task's
+    /// earlier stores and atomics visible, as an SC read does before its
+    /// first load (a wait that polls them afterwards owes nothing more).
+    pub fn local_words<T: Atom>(
+        &self,
+        ps: impl IntoIterator<Item = GlobalPtr<T>>,
+    ) -> Result<LocalWords<T>> {
+        self.check_open()?;
+        let addrs = ps
+            .into_iter()
+            .map(|p| self.local_word(p))
+            .collect::<Result<Vec<_>>>()?;
+        self.before_sc_read()?;
+        Ok(LocalWords {
+            addrs,
+            _t: PhantomData,
+        })
+    }
+
     /// Whether the word at `p` (on this locale) satisfies `cmp value` now.
     pub fn test_local<T: Atom>(&self, p: GlobalPtr<T>, cmp: Cmp, value: T) -> Result<bool> {
         self.check_open()?;
@@ -166,40 +220,24 @@ impl Runtime {
                 reason: "needs at least one word".into(),
             });
         }
-        let addrs = ps
-            .iter()
-            .map(|p| self.local_word(*p))
-            .collect::<Result<Vec<_>>>()?;
-        self.before_sc_read()?;
+        let words = self.local_words(ps.iter().copied())?;
         let mut found = 0;
-        self.wait_until(|| {
-            match addrs
-                .iter()
-                .position(|a| cmp.holds(Self::load_local::<T>(*a), value))
-            {
+        self.wait_until(
+            || match (0..words.len()).find(|&i| words.holds(i, cmp, value)) {
                 Some(i) => {
                     found = i;
                     true
                 }
                 None => false,
-            }
-        });
+            },
+        );
         Ok(found)
     }
 
     /// Waits until every word satisfies `cmp value`.
     pub fn wait_until_all<T: Atom>(&self, ps: &[GlobalPtr<T>], cmp: Cmp, value: T) -> Result<()> {
-        self.check_open()?;
-        let addrs = ps
-            .iter()
-            .map(|p| self.local_word(*p))
-            .collect::<Result<Vec<_>>>()?;
-        self.before_sc_read()?;
-        self.wait_until(|| {
-            addrs
-                .iter()
-                .all(|a| cmp.holds(Self::load_local::<T>(*a), value))
-        });
+        let words = self.local_words(ps.iter().copied())?;
+        self.wait_until(|| (0..words.len()).all(|i| words.holds(i, cmp, value)));
         Ok(())
     }
 

@@ -62,17 +62,20 @@ pub enum ReduceOp {
     Or,
     /// Bitwise xor (integers).
     Xor,
+    /// Product (wrapping for integers).
+    Prod,
 }
 
 impl ReduceOp {
     /// Every op, in C code order (`PGAS_OP_SUM` = 0, ...).
-    pub const ALL: [ReduceOp; 6] = [
+    pub const ALL: [ReduceOp; 7] = [
         ReduceOp::Sum,
         ReduceOp::Min,
         ReduceOp::Max,
         ReduceOp::And,
         ReduceOp::Or,
         ReduceOp::Xor,
+        ReduceOp::Prod,
     ];
 
     fn bitwise(self) -> bool {
@@ -97,6 +100,7 @@ macro_rules! reduce_int {
                     ReduceOp::And => a & b,
                     ReduceOp::Or => a | b,
                     ReduceOp::Xor => a ^ b,
+                    ReduceOp::Prod => a.wrapping_mul(b),
                 })
             }
         }
@@ -110,6 +114,7 @@ macro_rules! reduce_float {
             fn combine(a: Self, b: Self, op: ReduceOp) -> Option<Self> {
                 match op {
                     ReduceOp::Sum => Some(a + b),
+                    ReduceOp::Prod => Some(a * b),
                     ReduceOp::Min => Some(if b < a { b } else { a }),
                     ReduceOp::Max => Some(if b > a { b } else { a }),
                     _ => None,

@@ -5,16 +5,19 @@
 //!
 //! Each is one collective of `runtime_shim::Team` (an exchange through
 //! the members' team areas followed by the team barrier, which is an MCM
-//! boundary) moving bytes; a reduction gathers every member's block
-//! (`fcollect`) and combines them here, element by element, so every type
-//! of the specification (complex and `long double` included: see
-//! `ldouble.c`) takes one path. The active-set forms run on the team of
+//! boundary) moving bytes. A reduction over an integer or floating type is
+//! the runtime's team reduction (`Team::allreduce`: one exchange for small
+//! arrays, reduce-scatter and allgather for large ones); over the types
+//! the runtime does not have (complex, and `long double`, whose arithmetic
+//! is C's: `ldouble.c`) it gathers every member's block (`fcollect`) and
+//! combines them here, element by element. The active-set forms run on the team of
 //! their set (`active_set.rs`: the world team, or a team the set's members
 //! agree on among themselves at their first call on it); `pSync` / `pWrk`
 //! are not needed: the team areas replace them.
 
 use crate::teams::team_of;
 use crate::{die, rt, OrDie};
+use runtime_shim::team::{Reduce, ReduceOp};
 use runtime_shim::Team;
 use std::ffi::{c_int, c_void};
 
@@ -267,46 +270,93 @@ active_movement! { 32 => 4, 64 => 8 }
 
 // ---------------------------------------------------------- reductions
 
-/// How two elements of a reduction combine.
+/// A reduction's operation, as the C names spell it.
+#[derive(Clone, Copy)]
+pub(crate) enum Op {
+    Sum,
+    Prod,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+/// How a type is reduced over a team: by the runtime's team reductions
+/// where the runtime has the type, by gathering and combining here where
+/// it does not (complex, long double).
+pub(crate) trait Reduction: Copy {
+    fn reduce(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, n: usize, op: Op);
+}
+
+/// `nreduce` elements of `src` reduced over `t` into `dest` (which may be
+/// `src`) by `Team::allreduce`.
+fn runtime_reduce<T: Reduce>(
+    call: &str,
+    t: &Team,
+    dest: *mut c_void,
+    src: *const c_void,
+    nreduce: usize,
+    op: Op,
+) {
+    let op = match op {
+        Op::Sum => ReduceOp::Sum,
+        Op::Prod => ReduceOp::Prod,
+        Op::Min => ReduceOp::Min,
+        Op::Max => ReduceOp::Max,
+        Op::And => ReduceOp::And,
+        Op::Or => ReduceOp::Or,
+        Op::Xor => ReduceOp::Xor,
+    };
+    let mine: Vec<T> = (0..nreduce)
+        // SAFETY: `source` holds `nreduce` elements (C API contract); read
+        // unaligned, as any bit pattern is a valid T.
+        .map(|i| unsafe { std::ptr::read_unaligned((src as *const T).add(i)) })
+        .collect();
+    let all = t.allreduce(&mine, op).or_die(call);
+    for (i, v) in all.into_iter().enumerate() {
+        // SAFETY: `dest` has room for `nreduce` elements (C API contract).
+        unsafe { std::ptr::write_unaligned((dest as *mut T).add(i), v) };
+    }
+}
+
+macro_rules! reduce_by_runtime {
+    ($($t:ty),*) => { $(
+        impl Reduction for $t {
+            fn reduce(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, n: usize, op: Op) {
+                runtime_reduce::<$t>(call, t, dest, src, n, op)
+            }
+        }
+    )* };
+}
+reduce_by_runtime!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+
+/// How two elements of a reduction the runtime does not have combine.
 pub(crate) trait Combine: Copy {
     fn sum(self, o: Self) -> Self;
     fn prod(self, o: Self) -> Self;
     fn min(self, o: Self) -> Self;
     fn max(self, o: Self) -> Self;
-    fn and(self, o: Self) -> Self;
-    fn or(self, o: Self) -> Self;
-    fn xor(self, o: Self) -> Self;
 }
 
-macro_rules! combine_int {
+macro_rules! reduce_by_gather {
     ($($t:ty),*) => { $(
-        impl Combine for $t {
-            fn sum(self, o: Self) -> Self { self.wrapping_add(o) }
-            fn prod(self, o: Self) -> Self { self.wrapping_mul(o) }
-            fn min(self, o: Self) -> Self { Ord::min(self, o) }
-            fn max(self, o: Self) -> Self { Ord::max(self, o) }
-            fn and(self, o: Self) -> Self { self & o }
-            fn or(self, o: Self) -> Self { self | o }
-            fn xor(self, o: Self) -> Self { self ^ o }
+        impl Reduction for $t {
+            fn reduce(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, n: usize, op: Op) {
+                let f: fn(Self, Self) -> Self = match op {
+                    Op::Sum => Combine::sum,
+                    Op::Prod => Combine::prod,
+                    Op::Min => Combine::min,
+                    Op::Max => Combine::max,
+                    Op::And | Op::Or | Op::Xor => {
+                        die(call, "no bitwise reduction of this type")
+                    }
+                };
+                gather_reduce::<$t>(call, t, dest, src, n, f)
+            }
         }
     )* };
 }
-combine_int!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-macro_rules! combine_float {
-    ($($t:ty),*) => { $(
-        impl Combine for $t {
-            fn sum(self, o: Self) -> Self { self + o }
-            fn prod(self, o: Self) -> Self { self * o }
-            fn min(self, o: Self) -> Self { if o < self { o } else { self } }
-            fn max(self, o: Self) -> Self { if o > self { o } else { self } }
-            fn and(self, _: Self) -> Self { unreachable!("no bitwise reduction of floats") }
-            fn or(self, _: Self) -> Self { unreachable!("no bitwise reduction of floats") }
-            fn xor(self, _: Self) -> Self { unreachable!("no bitwise reduction of floats") }
-        }
-    )* };
-}
-combine_float!(f32, f64);
 
 /// `float _Complex` / `double _Complex`: (re, im); sum and prod only.
 #[derive(Clone, Copy)]
@@ -322,9 +372,6 @@ macro_rules! combine_complex {
             }
             fn min(self, _: Self) -> Self { unreachable!("no min of complex") }
             fn max(self, _: Self) -> Self { unreachable!("no max of complex") }
-            fn and(self, _: Self) -> Self { unreachable!("no bitwise reduction of complex") }
-            fn or(self, _: Self) -> Self { unreachable!("no bitwise reduction of complex") }
-            fn xor(self, _: Self) -> Self { unreachable!("no bitwise reduction of complex") }
         }
     )* };
 }
@@ -360,21 +407,14 @@ impl Combine for LongDouble {
     fn max(self, o: Self) -> Self {
         self.op(3, o)
     }
-    fn and(self, _: Self) -> Self {
-        unreachable!("no bitwise reduction of long double")
-    }
-    fn or(self, _: Self) -> Self {
-        unreachable!("no bitwise reduction of long double")
-    }
-    fn xor(self, _: Self) -> Self {
-        unreachable!("no bitwise reduction of long double")
-    }
 }
+
+reduce_by_gather!(Complex<f32>, Complex<f64>, LongDouble);
 
 /// Reduces `nreduce` elements of `source` over `t` into `dest` (which may
 /// be `source`): every member's block is gathered, then combined in rank
 /// order, so every member computes the same result.
-fn reduce<T: Combine>(
+fn gather_reduce<T: Combine>(
     call: &str,
     t: &Team,
     dest: *mut c_void,
@@ -409,7 +449,7 @@ macro_rules! reductions {
         pub unsafe extern "C" fn [<shmem_ $name _ $op _reduce>](team_h: *mut c_void, dest: *mut c_void, source: *const c_void, nreduce: usize) -> c_int {
             let call = concat!("shmem_", stringify!($name), "_", stringify!($op), "_reduce");
             let Some(t) = team(call, team_h) else { return -1 };
-            reduce::<$t>(call, &t, dest, source, nreduce, <$t as Combine>::$op);
+            <$t as Reduction>::reduce(call, &t, dest, source, nreduce, Op::[<$op:camel>]);
             0
         }
     )* } };
@@ -425,7 +465,7 @@ macro_rules! reductions {
                 die(call, format!("nreduce {nreduce} is negative"));
             }
             let t = active_set(call, start, log_stride, size);
-            reduce::<$t>(call, &t, dest, source, nreduce as usize, <$t as Combine>::$op);
+            <$t as Reduction>::reduce(call, &t, dest, source, nreduce as usize, Op::[<$op:camel>]);
         }
     )* } };
 }

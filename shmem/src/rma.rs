@@ -4,8 +4,9 @@
 //!
 //! All of them are byte copies through `Runtime::put` / `Runtime::get` on
 //! the calling thread's transmit context (the mapped path's copy where the
-//! target PE is co-located). The `_nbi` forms are the comm layer's
-//! non-blocking PUT and GET on the caller's own buffers (as the runtime's C
+//! target PE is co-located); `iput` / `iget` through the runtime's strided
+//! transfers (`Runtime::put_strided` / `get_strided`). The `_nbi` forms are
+//! the comm layer's non-blocking PUT and GET on the caller's own buffers (as the runtime's C
 //! ABI posts them, `pgas_put_nb`): they return once posted, and their
 //! handles wait in a per-thread list, tagged with the context they were
 //! issued on, until `shmem_quiet` / `shmem_ctx_quiet` completes them
@@ -15,21 +16,21 @@
 
 use crate::CtxScope;
 use crate::{rt, sym, OrDie};
-use runtime_shim::{GlobalAddr, GlobalPtr, Runtime};
+use runtime_shim::{GlobalAddr, GlobalPtr, NbHandle, Runtime};
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
 thread_local! {
     /// This thread's `_nbi` operations not yet completed by a quiet: the
     /// context they were issued on (`current_ctx`) and the handle.
-    static NBI: RefCell<Vec<(usize, comm_ofi::NbHandle<'static>)>> = const { RefCell::new(Vec::new()) };
+    static NBI: RefCell<Vec<(usize, NbHandle<'static>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Past this many pending `_nbi` handles a thread drops the completed ones
 /// (a program may issue many between quiets, or rely on barriers).
 const NBI_REAP_AT: usize = 1024;
 
-pub(crate) fn remember(h: comm_ofi::NbHandle<'static>) {
+pub(crate) fn remember(h: NbHandle<'static>) {
     let ctx = crate::current_ctx();
     NBI.with(|l| {
         let mut l = l.borrow_mut();
@@ -131,14 +132,24 @@ fn get_bytes(call: &str, dest: *mut c_void, src: *const c_void, nbytes: usize, p
     rt.get(buf, GlobalPtr::from_addr(from)).or_die(call);
 }
 
-/// A blocking byte copy: `put_bytes` or `get_bytes`.
-type ByteCopy = fn(&str, *mut c_void, *const c_void, usize, c_int);
+/// Which way a strided transfer goes (`iput` or `iget`).
+#[derive(Clone, Copy)]
+enum Dir {
+    Put,
+    Get,
+}
 
-/// Strided PUT or GET (`copy`): `nelems` elements of `size` bytes, every
-/// `sst`-th of `src` to every `dst`-th of `dest`, with `pe` the remote side.
+/// Strided PUT or GET (`iput` / `iget`): `nelems` elements of `size`
+/// bytes, every `sst`-th of `src` to every `dst`-th of `dest`, with `pe`
+/// the remote side. Through the runtime's strided transfers (each element
+/// a chunk, a window of them in flight on the fabric, a copy each on the
+/// mapped path), so one call pays one round of completions rather than one
+/// blocking PUT or GET per element. A negative stride (an array walked
+/// backwards, which the runtime's descriptions do not express) goes element
+/// by element.
 #[allow(clippy::too_many_arguments)]
 fn strided(
-    copy: ByteCopy,
+    dir: Dir,
     call: &str,
     dest: *mut c_void,
     src: *const c_void,
@@ -148,6 +159,74 @@ fn strided(
     size: usize,
     pe: c_int,
 ) {
+    let bytes = |stride: isize| usize::try_from(stride).ok()?.checked_mul(size);
+    let (Some(dst_b), Some(sst_b)) = (bytes(dst), bytes(sst)) else {
+        return strided_each(dir, call, dest, src, dst, sst, nelems, size, pe);
+    };
+    // One chunk of `size` bytes per element, `nelems` of them.
+    let count = [size, nelems];
+    let (local_stride, remote_stride) = match dir {
+        Dir::Put => (sst_b, dst_b),
+        Dir::Get => (dst_b, sst_b),
+    };
+    let span = |stride: usize| runtime_shim::strided::extent(1, &count, &[stride]).or_die(call);
+    let (local_len, remote_len) = (span(local_stride), span(remote_stride));
+    match dir {
+        Dir::Put => {
+            let Some((rt, to)) = target(call, dest, remote_len, pe) else {
+                return;
+            };
+            // SAFETY: the caller passes `source` covering `nelems` elements
+            // at stride `sst` (the C API's contract), i.e. `local_len` bytes
+            // from `src`; only read for this call.
+            let local = unsafe { std::slice::from_raw_parts(src as *const u8, local_len) };
+            rt.put_strided(
+                GlobalPtr::<u8>::from_addr(to),
+                &[remote_stride],
+                local,
+                &[local_stride],
+                &count,
+            )
+            .or_die(call);
+        }
+        Dir::Get => {
+            let Some((rt, from)) = target(call, src, remote_len, pe) else {
+                return;
+            };
+            // SAFETY: the caller passes `dest` covering `nelems` elements at
+            // stride `dst`, i.e. `local_len` writable bytes from `dest`, not
+            // used by anything else during the call (the C API's contract).
+            let local = unsafe { std::slice::from_raw_parts_mut(dest as *mut u8, local_len) };
+            rt.get_strided(
+                local,
+                &[local_stride],
+                GlobalPtr::<u8>::from_addr(from),
+                &[remote_stride],
+                &count,
+            )
+            .or_die(call);
+        }
+    }
+}
+
+/// [`strided`] element by element: a blocking PUT or GET each (negative
+/// strides).
+#[allow(clippy::too_many_arguments)]
+fn strided_each(
+    dir: Dir,
+    call: &str,
+    dest: *mut c_void,
+    src: *const c_void,
+    dst: isize,
+    sst: isize,
+    nelems: usize,
+    size: usize,
+    pe: c_int,
+) {
+    let copy: fn(&str, *mut c_void, *const c_void, usize, c_int) = match dir {
+        Dir::Put => put_bytes,
+        Dir::Get => get_bytes,
+    };
     for i in 0..nelems as isize {
         let d = (dest as *mut u8).wrapping_offset(i * dst * size as isize);
         let s = (src as *const u8).wrapping_offset(i * sst * size as isize);
@@ -222,27 +301,27 @@ macro_rules! strided_family {
         /// C API: `source` and `dest` cover `nelems` elements at their strides.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ $p>](dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            strided(put_bytes, concat!("shmem_", stringify!($p)), dest, source, dst, sst, nelems, $size, pe)
+            strided(Dir::Put, concat!("shmem_", stringify!($p)), dest, source, dst, sst, nelems, $size, pe)
         }
         /// # Safety
         /// As `iput`.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ $g>](dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
-            strided(get_bytes, concat!("shmem_", stringify!($g)), dest, source, dst, sst, nelems, $size, pe)
+            strided(Dir::Get, concat!("shmem_", stringify!($g)), dest, source, dst, sst, nelems, $size, pe)
         }
         /// # Safety
         /// As `iput`.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $p>](ctx: *mut c_void, dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
             let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($p)), ctx);
-            strided(put_bytes, concat!("shmem_ctx_", stringify!($p)), dest, source, dst, sst, nelems, $size, pe)
+            strided(Dir::Put, concat!("shmem_ctx_", stringify!($p)), dest, source, dst, sst, nelems, $size, pe)
         }
         /// # Safety
         /// As `iput`.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ctx_ $g>](ctx: *mut c_void, dest: *mut c_void, source: *const c_void, dst: isize, sst: isize, nelems: usize, pe: c_int) {
             let _scope = CtxScope::enter(concat!("shmem_ctx_", stringify!($g)), ctx);
-            strided(get_bytes, concat!("shmem_ctx_", stringify!($g)), dest, source, dst, sst, nelems, $size, pe)
+            strided(Dir::Get, concat!("shmem_ctx_", stringify!($g)), dest, source, dst, sst, nelems, $size, pe)
         }
     )* } };
 }

@@ -15,16 +15,19 @@
 //!   after the index it returned last, so repeated calls without a status
 //!   array do not return the same satisfied index forever.
 //! * `wait_until` / `test` and their `_all/_any/_some` and vector forms are
-//!   SC reads of the memory model (`Runtime::test_local`): they force the
-//!   thread's earlier operations first, so store buffering through them
-//!   behaves as for atomics (docs/mcm.md).
+//!   SC reads of the memory model, the runtime's point-to-point waits
+//!   (`Runtime::wait_until_local`, `test_local`, and `local_words` for the
+//!   arrays, whose status masks and vectors of values are applied here):
+//!   they force the thread's earlier operations once, before the first
+//!   load, so store buffering through them behaves as for atomics
+//!   (docs/mcm.md); a wait then costs a load per word and check.
 //! * Signals are `Runtime::put_with_signal`: the signal is an SC atomic
 //!   ordered after the data.
 //! * Locks are runtime-shim's MCS locks over the lock word on PE 0.
 
 use crate::teams::{team_of, TEAM_WORLD};
 use crate::{current_ctx, die, local_ptr, rt, sym_ptr, with_ctx, Ctx, OrDie, CTX_DEFAULT};
-use runtime_shim::{Atom, Cmp, GlobalLock, SignalOp};
+use runtime_shim::{Atom, Cmp, GlobalLock, LocalWords, SignalOp};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::{c_int, c_long, c_void};
@@ -144,12 +147,32 @@ pub(crate) fn cmp_of(call: &str, cmp: c_int) -> Cmp {
     }
 }
 
-/// Whether `ivars[i]` (this PE's) satisfies `cmp value`: an SC read.
+/// Whether `ivar` (this PE's) satisfies `cmp value`: an SC read
+/// (`Runtime::test_local`).
 #[inline]
-fn holds<T: Atom>(call: &str, ivars: *const T, i: usize, cmp: Cmp, value: T) -> bool {
+fn holds<T: Atom>(call: &str, ivar: *const T, cmp: Cmp, value: T) -> bool {
     let rt = rt(call);
-    let p = local_ptr::<T>(call, rt, ivars.wrapping_add(i) as *const c_void);
+    let p = local_ptr::<T>(call, rt, ivar as *const c_void);
     rt.test_local(p, cmp, value).or_die(call)
+}
+
+/// Waits until `ivar` (this PE's) satisfies `cmp value`: the runtime's
+/// point-to-point wait (`Runtime::wait_until_local`: the address checked
+/// and the SC read's forcing done once, then a load per check).
+#[inline]
+fn wait_until<T: Atom>(call: &str, ivar: *const T, cmp: Cmp, value: T) {
+    let rt = rt(call);
+    let p = local_ptr::<T>(call, rt, ivar as *const c_void);
+    rt.wait_until_local(p, cmp, value).or_die(call)
+}
+
+/// This PE's `ivars[0..n]` made ready to test and wait on
+/// (`Runtime::local_words`: addresses checked and the SC read's forcing
+/// done once for the whole call, not per check).
+fn words<T: Atom>(call: &str, ivars: *const T, n: usize) -> LocalWords<T> {
+    let rt = rt(call);
+    rt.local_words((0..n).map(|i| local_ptr::<T>(call, rt, ivars.wrapping_add(i) as *const c_void)))
+        .or_die(call)
 }
 
 /// Whether index `i` is left out by `status` (non-zero), which may be NULL.
@@ -177,15 +200,8 @@ impl<T: Copy> Values<T> {
     }
 }
 
-fn test_all<T: Atom>(
-    call: &str,
-    iv: *const T,
-    n: usize,
-    st: *const c_int,
-    cmp: Cmp,
-    v: Values<T>,
-) -> bool {
-    (0..n).all(|i| excluded(st, i) || holds(call, iv, i, cmp, v.at(i)))
+fn test_all<T: Atom>(w: &LocalWords<T>, st: *const c_int, cmp: Cmp, v: Values<T>) -> bool {
+    (0..w.len()).all(|i| excluded(st, i) || w.holds(i, cmp, v.at(i)))
 }
 
 thread_local! {
@@ -197,21 +213,15 @@ thread_local! {
 /// A satisfied index (not excluded by `st`), or `usize::MAX`; the scan
 /// starts after the index this thread returned last, so that repeated calls
 /// give every satisfied index its turn (a fair `test_any`).
-fn test_any<T: Atom>(
-    call: &str,
-    iv: *const T,
-    n: usize,
-    st: *const c_int,
-    cmp: Cmp,
-    v: Values<T>,
-) -> usize {
+fn test_any<T: Atom>(w: &LocalWords<T>, st: *const c_int, cmp: Cmp, v: Values<T>) -> usize {
+    let n = w.len();
     if n == 0 {
         return usize::MAX;
     }
     let start = ANY_NEXT.with(|c| c.get()) % n;
     let found = (start..n)
         .chain(0..start)
-        .find(|&i| !excluded(st, i) && holds(call, iv, i, cmp, v.at(i)));
+        .find(|&i| !excluded(st, i) && w.holds(i, cmp, v.at(i)));
     match found {
         Some(i) => {
             ANY_NEXT.with(|c| c.set(i + 1));
@@ -221,19 +231,16 @@ fn test_any<T: Atom>(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn test_some<T: Atom>(
-    call: &str,
-    iv: *const T,
-    n: usize,
+    w: &LocalWords<T>,
     idx: *mut usize,
     st: *const c_int,
     cmp: Cmp,
     v: Values<T>,
 ) -> usize {
     let mut k = 0;
-    for i in 0..n {
-        if !excluded(st, i) && holds(call, iv, i, cmp, v.at(i)) {
+    for i in 0..w.len() {
+        if !excluded(st, i) && w.holds(i, cmp, v.at(i)) {
             // SAFETY: `indices` has room for nelems entries (C API contract).
             unsafe { idx.add(k).write(i) };
             k += 1;
@@ -258,22 +265,21 @@ macro_rules! p2p {
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ $name _wait_until>](ivar: *mut $t, cmp: c_int, value: $t) {
             let call = concat!("shmem_", stringify!($name), "_wait_until");
-            let c = cmp_of(call, cmp);
-            wait(call, || holds(call, ivar, 0, c, value));
+            wait_until(call, ivar, cmp_of(call, cmp), value);
         }
         /// # Safety
         /// C API: `ivar` is a symmetric object of this PE.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ $name _wait>](ivar: *mut $t, value: $t) {
             let call = concat!("shmem_", stringify!($name), "_wait");
-            wait(call, || holds(call, ivar, 0, Cmp::Ne, value));
+            wait_until(call, ivar, Cmp::Ne, value);
         }
         /// # Safety
         /// C API: `ivar` is a symmetric object of this PE.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ $name _test>](ivar: *mut $t, cmp: c_int, value: $t) -> c_int {
             let call = concat!("shmem_", stringify!($name), "_test");
-            holds(call, ivar, 0, cmp_of(call, cmp), value) as c_int
+            holds(call, ivar, cmp_of(call, cmp), value) as c_int
         }
         p2p!(@vec $name $t, [<$name _wait_until_all>], [<$name _wait_until_any>], [<$name _wait_until_some>],
              [<$name _test_all>], [<$name _test_any>], [<$name _test_some>], value: $t, Values::One(value));
@@ -288,7 +294,8 @@ macro_rules! p2p {
         pub unsafe extern "C" fn [<shmem_ $wall>](ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, $v: $vt) {
             let call = concat!("shmem_", stringify!($wall));
             let c = cmp_of(call, cmp);
-            wait(call, || test_all(call, ivars, nelems, status, c, $vals));
+            let w = words(call, ivars, nelems);
+            wait(call, || test_all(&w, status, c, $vals));
         }
         /// # Safety
         /// As `wait_until_all`.
@@ -299,8 +306,9 @@ macro_rules! p2p {
             if nelems == 0 || all_excluded(status, nelems) {
                 return usize::MAX;
             }
+            let w = words(call, ivars, nelems);
             let mut found = usize::MAX;
-            wait(call, || { found = test_any(call, ivars, nelems, status, c, $vals); found != usize::MAX });
+            wait(call, || { found = test_any(&w, status, c, $vals); found != usize::MAX });
             found
         }
         /// # Safety
@@ -312,8 +320,9 @@ macro_rules! p2p {
             if nelems == 0 || all_excluded(status, nelems) {
                 return 0;
             }
+            let w = words(call, ivars, nelems);
             let mut k = 0;
-            wait(call, || { k = test_some(call, ivars, nelems, indices, status, c, $vals); k > 0 });
+            wait(call, || { k = test_some(&w, indices, status, c, $vals); k > 0 });
             k
         }
         /// # Safety
@@ -321,21 +330,24 @@ macro_rules! p2p {
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ $tall>](ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, $v: $vt) -> c_int {
             let call = concat!("shmem_", stringify!($tall));
-            test_all(call, ivars, nelems, status, cmp_of(call, cmp), $vals) as c_int
+            let c = cmp_of(call, cmp);
+            test_all(&words(call, ivars, nelems), status, c, $vals) as c_int
         }
         /// # Safety
         /// As `wait_until_all`.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ $tany>](ivars: *mut $t, nelems: usize, status: *const c_int, cmp: c_int, $v: $vt) -> usize {
             let call = concat!("shmem_", stringify!($tany));
-            test_any(call, ivars, nelems, status, cmp_of(call, cmp), $vals)
+            let c = cmp_of(call, cmp);
+            test_any(&words(call, ivars, nelems), status, c, $vals)
         }
         /// # Safety
         /// As `wait_until_some`.
         #[no_mangle]
         pub unsafe extern "C" fn [<shmem_ $tsome>](ivars: *mut $t, nelems: usize, indices: *mut usize, status: *const c_int, cmp: c_int, $v: $vt) -> usize {
             let call = concat!("shmem_", stringify!($tsome));
-            test_some(call, ivars, nelems, indices, status, cmp_of(call, cmp), $vals)
+            let c = cmp_of(call, cmp);
+            test_some(&words(call, ivars, nelems), indices, status, c, $vals)
         }
     } };
 }
@@ -453,8 +465,7 @@ pub unsafe extern "C" fn shmem_signal_wait_until(
     value: u64,
 ) -> u64 {
     let call = "shmem_signal_wait_until";
-    let c = cmp_of(call, cmp);
-    wait(call, || holds(call, sig_addr, 0, c, value));
+    wait_until(call, sig_addr, cmp_of(call, cmp), value);
     // SAFETY: same contract.
     unsafe { shmem_signal_fetch(sig_addr) }
 }

@@ -12,7 +12,9 @@
  *   heap-exhausted   shmem_malloc beyond SHMEM_SYMMETRIC_SIZE ends the job
  *   nbi              put_nbi / get_nbi / atomic _nbi complete by quiet, with
  *                    the right values, many in flight, on a private context
- *                    and the default one */
+ *                    and the default one
+ *   strided          iput / iget at their strides (zero and negative ones
+ *                    too), static and heap targets, nothing between touched */
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +192,71 @@ static int nbi(void)
     return 0;
 }
 
+/* Strided transfers (iput / iget, issue 37: the runtime's strided
+ * transfers underneath): every 3rd source element to every 2nd destination
+ * slot of the right PE, on static and heap targets; a zero source stride (one
+ * value to many slots); a negative source stride (a reversed copy); 4-byte
+ * elements; iget of every 3rd element of the right PE into every 2nd local
+ * slot, through a context. Slots between the strided ones stay untouched. */
+#define STR_N 16
+static long str_static[3 * STR_N];
+static long str_rev[STR_N];
+static long str_src_sym[3 * STR_N];
+static int str_int[2 * STR_N];
+
+static int strided(void)
+{
+    int me = shmem_my_pe(), npes = shmem_n_pes();
+    int right = (me + 1) % npes, left = (me + npes - 1) % npes;
+    long *heap = shmem_malloc(3 * STR_N * sizeof(long));
+    long src[3 * STR_N];
+    int isrc[STR_N];
+    for (int i = 0; i < 3 * STR_N; i++) {
+        src[i] = 100 * me + i;
+        str_src_sym[i] = 1000 * me + i;
+        str_static[i] = -1;
+        heap[i] = -1;
+    }
+    for (int i = 0; i < STR_N; i++) {
+        str_rev[i] = -1;
+        isrc[i] = 10 * me + i;
+    }
+    for (int i = 0; i < 2 * STR_N; i++)
+        str_int[i] = -1;
+    shmem_barrier_all();
+    shmem_long_iput(str_static, src, 2, 3, STR_N, right);
+    shmem_long_iput(heap, src, 2, 3, STR_N, right);
+    shmem_long_iput(heap + 1, &src[5], 2, 0, STR_N, right);
+    shmem_long_iput(str_rev, &src[3 * STR_N - 1], 1, -1, STR_N, right);
+    shmem_int_iput(str_int, isrc, 2, 1, STR_N, right);
+    long got[2 * STR_N];
+    for (int i = 0; i < 2 * STR_N; i++)
+        got[i] = -1;
+    shmem_ctx_long_iget(SHMEM_CTX_DEFAULT, got, str_src_sym, 2, 3, STR_N, right);
+    shmem_barrier_all();
+    int put_ok = 1, zero_ok = 1, rev_ok = 1, int_ok = 1, get_ok = 1;
+    for (int i = 0; i < STR_N; i++) {
+        put_ok &= str_static[2 * i] == 100 * left + 3 * i && heap[2 * i] == 100 * left + 3 * i;
+        zero_ok &= heap[2 * i + 1] == 100 * left + 5;
+        rev_ok &= str_rev[i] == 100 * left + 3 * STR_N - 1 - i;
+        int_ok &= str_int[2 * i] == 10 * left + i;
+        get_ok &= got[2 * i] == 1000 * right + 3 * i;
+    }
+    for (int i = 0; i + 1 < STR_N; i++) {
+        put_ok &= str_static[2 * i + 1] == -1;
+        int_ok &= str_int[2 * i + 1] == -1;
+        get_ok &= got[2 * i + 1] == -1;
+    }
+    for (int i = 2 * STR_N; i < 3 * STR_N; i++)
+        put_ok &= str_static[i] == -1 && heap[i] == -1;
+    printf("CHECK pe=%d put=%d zero=%d rev=%d int=%d get=%d\n", me, put_ok, zero_ok, rev_ok, int_ok,
+           get_ok);
+    fflush(stdout);
+    shmem_barrier_all();
+    shmem_free(heap);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -205,6 +272,8 @@ int main(int argc, char **argv)
         r = heap_exhausted();
     else if (strcmp(mode, "nbi") == 0)
         r = nbi();
+    else if (strcmp(mode, "strided") == 0)
+        r = strided();
     else
         fprintf(stderr, "shmem_semantics: unknown mode '%s'\n", mode);
     shmem_finalize();

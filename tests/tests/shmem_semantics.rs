@@ -4,8 +4,10 @@
 //! number PEs in the team (the 1.5 specification's `shmem_team_create_ctx`
 //! example, on the mapped path and on tcp;ofi_rxm), a PE outside the
 //! context's team ends the job naming it, `test_any` / `wait_until_any` are
-//! fair, an exhausted symmetric heap names `SHMEM_SYMMETRIC_SIZE`, and the
-//! `_nbi` operations deliver by `quiet`.
+//! fair, an exhausted symmetric heap names `SHMEM_SYMMETRIC_SIZE`, the
+//! `_nbi` operations deliver by `quiet`, and `iput` / `iget` put every
+//! element where its strides say (zero and negative strides included) and
+//! touch nothing between.
 
 use pgas_tests::cbuild::{assert_check_lines, compile_shmem};
 use std::collections::HashMap;
@@ -142,6 +144,17 @@ fn non_blocking_operations_deliver_by_quiet() {
                 assert_eq!(m[k], "1", "PE {pe} {env:?}: {k}");
             }
             assert_eq!(m["counter"], "64", "PE {pe} {env:?}: counter");
+        }
+    }
+}
+
+#[test]
+fn strided_transfers_land_where_their_strides_say() {
+    for env in [&[][..], &TCP[..]] {
+        for (pe, m) in checks(3, "strided", env).iter().enumerate() {
+            for k in ["put", "zero", "rev", "int", "get"] {
+                assert_eq!(m[k], "1", "PE {pe} {env:?}: {k}");
+            }
         }
     }
 }
