@@ -161,7 +161,17 @@ fn strided(
 ) {
     let bytes = |stride: isize| usize::try_from(stride).ok()?.checked_mul(size);
     let (Some(dst_b), Some(sst_b)) = (bytes(dst), bytes(sst)) else {
-        return strided_each(dir, call, dest, src, dst, sst, nelems, size, pe);
+        // A negative stride: a blocking PUT or GET per element.
+        let copy: fn(&str, *mut c_void, *const c_void, usize, c_int) = match dir {
+            Dir::Put => put_bytes,
+            Dir::Get => get_bytes,
+        };
+        for i in 0..nelems as isize {
+            let d = (dest as *mut u8).wrapping_offset(i * dst * size as isize);
+            let s = (src as *const u8).wrapping_offset(i * sst * size as isize);
+            copy(call, d as *mut c_void, s as *const c_void, size, pe);
+        }
+        return;
     };
     // One chunk of `size` bytes per element, `nelems` of them.
     let count = [size, nelems];
@@ -206,31 +216,6 @@ fn strided(
             )
             .or_die(call);
         }
-    }
-}
-
-/// [`strided`] element by element: a blocking PUT or GET each (negative
-/// strides).
-#[allow(clippy::too_many_arguments)]
-fn strided_each(
-    dir: Dir,
-    call: &str,
-    dest: *mut c_void,
-    src: *const c_void,
-    dst: isize,
-    sst: isize,
-    nelems: usize,
-    size: usize,
-    pe: c_int,
-) {
-    let copy: fn(&str, *mut c_void, *const c_void, usize, c_int) = match dir {
-        Dir::Put => put_bytes,
-        Dir::Get => get_bytes,
-    };
-    for i in 0..nelems as isize {
-        let d = (dest as *mut u8).wrapping_offset(i * dst * size as isize);
-        let s = (src as *const u8).wrapping_offset(i * sst * size as isize);
-        copy(call, d as *mut c_void, s as *const c_void, size, pe);
     }
 }
 
