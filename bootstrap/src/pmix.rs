@@ -305,10 +305,8 @@ impl PmixOob {
             // Tell the others (locale 0 noticed a loss they may not have),
             // without waiting for the echo: this may be the service's own
             // thread, which is what would send it.
-            if !ABORTING.swap(true, Ordering::SeqCst) {
-                me.tell_service_ending(&format!("aborted: {detail}"), false);
-            }
-            me.pmix_abort(ABORT_EXIT_CODE, "abort: ", &detail)
+            let cause = format!("aborted: {detail}");
+            me.end_with(ABORT_EXIT_CODE, "abort: ", &detail, &cause, false)
         })
     }
 
@@ -401,21 +399,32 @@ impl Relayed for PmixOob {
     }
 
     fn end_job(&self, status: Option<i32>, msg: &str) -> ! {
-        if !ABORTING.swap(true, Ordering::SeqCst) {
-            let cause = match status {
-                None => format!("aborted: {msg}"),
-                Some(s) => format!("ended the job (global exit, status {s}): {msg}"),
-            };
-            self.tell_service_ending(&cause, true);
-        }
         match status {
-            None => self.pmix_abort(ABORT_EXIT_CODE, "abort: ", msg),
-            Some(status) => self.pmix_abort(status, "global exit: ", msg),
+            None => self.end_with(
+                ABORT_EXIT_CODE,
+                "abort: ",
+                msg,
+                &format!("aborted: {msg}"),
+                true,
+            ),
+            Some(s) => {
+                let cause = format!("ended the job (global exit, status {s}): {msg}");
+                self.end_with(s, "global exit: ", msg, &cause, true)
+            }
         }
     }
 }
 
 impl PmixOob {
+    /// Ends the job: tells the collective service `cause` (the first time
+    /// only; see `tell_service_ending`), then `PMIx_Abort`.
+    fn end_with(&self, status: i32, what: &str, msg: &str, cause: &str, wait_echo: bool) -> ! {
+        if !ABORTING.swap(true, Ordering::SeqCst) {
+            self.tell_service_ending(cause, wait_echo);
+        }
+        self.pmix_abort(status, what, msg)
+    }
+
     /// PMIx_Abort with `status` (the launcher's exit status for the job).
     fn pmix_abort(&self, status: i32, what: &str, msg: &str) -> ! {
         ABORTING.store(true, Ordering::SeqCst);

@@ -270,23 +270,11 @@ active_movement! { 32 => 4, 64 => 8 }
 
 // ---------------------------------------------------------- reductions
 
-/// A reduction's operation, as the C names spell it.
-#[derive(Clone, Copy)]
-pub(crate) enum Op {
-    Sum,
-    Prod,
-    Min,
-    Max,
-    And,
-    Or,
-    Xor,
-}
-
 /// How a type is reduced over a team: by the runtime's team reductions
 /// where the runtime has the type, by gathering and combining here where
 /// it does not (complex, long double).
 pub(crate) trait Reduction: Copy {
-    fn reduce(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, n: usize, op: Op);
+    fn reduce(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, n: usize, op: ReduceOp);
 }
 
 /// `nreduce` elements of `src` reduced over `t` into `dest` (which may be
@@ -297,17 +285,8 @@ fn runtime_reduce<T: Reduce>(
     dest: *mut c_void,
     src: *const c_void,
     nreduce: usize,
-    op: Op,
+    op: ReduceOp,
 ) {
-    let op = match op {
-        Op::Sum => ReduceOp::Sum,
-        Op::Prod => ReduceOp::Prod,
-        Op::Min => ReduceOp::Min,
-        Op::Max => ReduceOp::Max,
-        Op::And => ReduceOp::And,
-        Op::Or => ReduceOp::Or,
-        Op::Xor => ReduceOp::Xor,
-    };
     let mine: Vec<T> = (0..nreduce)
         // SAFETY: `source` holds `nreduce` elements (C API contract); read
         // unaligned, as any bit pattern is a valid T.
@@ -323,7 +302,7 @@ fn runtime_reduce<T: Reduce>(
 macro_rules! reduce_by_runtime {
     ($($t:ty),*) => { $(
         impl Reduction for $t {
-            fn reduce(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, n: usize, op: Op) {
+            fn reduce(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, n: usize, op: ReduceOp) {
                 runtime_reduce::<$t>(call, t, dest, src, n, op)
             }
         }
@@ -342,13 +321,13 @@ pub(crate) trait Combine: Copy {
 macro_rules! reduce_by_gather {
     ($($t:ty),*) => { $(
         impl Reduction for $t {
-            fn reduce(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, n: usize, op: Op) {
+            fn reduce(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, n: usize, op: ReduceOp) {
                 let f: fn(Self, Self) -> Self = match op {
-                    Op::Sum => Combine::sum,
-                    Op::Prod => Combine::prod,
-                    Op::Min => Combine::min,
-                    Op::Max => Combine::max,
-                    Op::And | Op::Or | Op::Xor => {
+                    ReduceOp::Sum => Combine::sum,
+                    ReduceOp::Prod => Combine::prod,
+                    ReduceOp::Min => Combine::min,
+                    ReduceOp::Max => Combine::max,
+                    ReduceOp::And | ReduceOp::Or | ReduceOp::Xor => {
                         die(call, "no bitwise reduction of this type")
                     }
                 };
@@ -449,7 +428,7 @@ macro_rules! reductions {
         pub unsafe extern "C" fn [<shmem_ $name _ $op _reduce>](team_h: *mut c_void, dest: *mut c_void, source: *const c_void, nreduce: usize) -> c_int {
             let call = concat!("shmem_", stringify!($name), "_", stringify!($op), "_reduce");
             let Some(t) = team(call, team_h) else { return -1 };
-            <$t as Reduction>::reduce(call, &t, dest, source, nreduce, Op::[<$op:camel>]);
+            <$t as Reduction>::reduce(call, &t, dest, source, nreduce, ReduceOp::[<$op:camel>]);
             0
         }
     )* } };
@@ -465,7 +444,7 @@ macro_rules! reductions {
                 die(call, format!("nreduce {nreduce} is negative"));
             }
             let t = active_set(call, start, log_stride, size);
-            <$t as Reduction>::reduce(call, &t, dest, source, nreduce as usize, Op::[<$op:camel>]);
+            <$t as Reduction>::reduce(call, &t, dest, source, nreduce as usize, ReduceOp::[<$op:camel>]);
         }
     )* } };
 }
