@@ -446,7 +446,7 @@ impl Comm {
             .addr
             .checked_sub(self.mem.heap.base_addr())
             .filter(|o| *o < self.mem.heap.size() as u64)
-            .ok_or(Error::AddressOutOfHeap {
+            .ok_or_else(|| Error::AddressOutOfHeap {
                 locale: self.me,
                 addr: local.addr,
                 len: 0,

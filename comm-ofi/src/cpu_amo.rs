@@ -139,6 +139,28 @@ pub unsafe fn apply(
     Ok(if fetches(op, fetch) { old } else { 0 })
 }
 
+/// The `ty` word at `addr` read with one `SeqCst` CPU load, its bits
+/// zero-extended: what [`apply`] returns for [`AmoOp::Read`], without the
+/// dispatch on the op and the checks (the point-to-point waits' per-check
+/// load, a `mov` on x86).
+///
+/// # Safety
+/// As [`apply`]: `addr` must point to live memory of this process, aligned
+/// to `ty.size()`, that nobody accesses non-atomically meanwhile.
+#[inline]
+pub unsafe fn read(addr: u64, ty: AmoType) -> u64 {
+    // SAFETY: the caller guarantees a valid, aligned word that is only
+    // accessed atomically while we read it.
+    unsafe {
+        match ty.size() {
+            1 => AtomicU8::from_ptr(addr as *mut u8).load(SeqCst) as u64,
+            2 => AtomicU16::from_ptr(addr as *mut u16).load(SeqCst) as u64,
+            4 => AtomicU32::from_ptr(addr as *mut u32).load(SeqCst) as u64,
+            _ => AtomicU64::from_ptr(addr as *mut u64).load(SeqCst),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +178,19 @@ mod tests {
         // SAFETY: a live, aligned local word.
         let r = unsafe { apply(p, ty, op, operand, compare, fetch) }.unwrap();
         (r, word[0])
+    }
+
+    #[test]
+    fn read_is_applys_read_on_every_type() {
+        for ty in AmoType::ALL {
+            // A word whose every byte differs and whose sign bits are set, so
+            // that a sign extension or a wrong width shows.
+            let mut word = [0x8182_8384_8586_8788u64];
+            let p = word.as_mut_ptr() as u64;
+            // SAFETY: a live, aligned local word.
+            let (r, a) = unsafe { (read(p, ty), apply(p, ty, AmoOp::Read, 0, 0, true)) };
+            assert_eq!(r, a.unwrap(), "{ty:?}");
+        }
     }
 
     #[test]

@@ -157,14 +157,14 @@ impl Runtime {
         Ok(self.comm().force_visible_if_any()?)
     }
 
+    #[inline]
     fn load_local<T: Atom>(addr: u64) -> T {
         // SAFETY: addr is an aligned word of this locale's registered heap
-        // (checked by local_word); words used for synchronisation are only
-        // accessed atomically, and a SeqCst CPU load is one (a NIC atomic or
-        // RMA that writes it is a whole-word store).
-        let bits = unsafe { comm_ofi::cpu_amo::apply(addr, T::TYPE, AmoOp::Read, 0, 0, true) }
-            .expect("read is defined on every type");
-        T::from_bits64(bits)
+        // or static data (checked by local_word); words used for
+        // synchronisation are only accessed atomically, and a SeqCst CPU
+        // load is one (a NIC atomic or RMA that writes it is a whole-word
+        // store).
+        T::from_bits64(unsafe { comm_ofi::cpu_amo::read(addr, T::TYPE) })
     }
 
     /// Makes the words at `ps` (all this locale's) ready to test and wait

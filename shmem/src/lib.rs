@@ -148,14 +148,21 @@ pub(crate) fn sym(call: &str, rt: &Runtime, addr: *const c_void, pe: i32) -> Glo
     }
     match comm.static_addr(a, pe) {
         Ok(g) => g,
-        Err(_) => die(
-            call,
-            format!(
-                "address {a:#x} is not symmetric: neither in the symmetric heap nor in the \
-                 program's global or static data"
-            ),
-        ),
+        Err(_) => not_symmetric(call, a),
     }
+}
+
+/// Ends the job: `a` is neither in the symmetric heap nor in the program's
+/// static data.
+#[cold]
+fn not_symmetric(call: &str, a: u64) -> ! {
+    die(
+        call,
+        format!(
+            "address {a:#x} is not symmetric: neither in the symmetric heap nor in the \
+             program's global or static data"
+        ),
+    )
 }
 
 /// [`sym`] as a typed global pointer.
@@ -176,8 +183,16 @@ pub(crate) fn local_ptr<T: runtime_shim::Pod>(
     rt: &Runtime,
     addr: *const c_void,
 ) -> GlobalPtr<T> {
-    let _world = CtxScope::world();
-    sym_ptr(call, rt, addr, rt.here() as i32)
+    // What `sym` gives for this PE, without its translation: this PE's
+    // address of a symmetric object is already its own (no PE number to
+    // check or to take through a context's team).
+    let a = addr as u64;
+    let comm = rt.comm();
+    let here = GlobalAddr::new(rt.here(), a);
+    if comm.heap().contains(a, 1) || comm.is_static(here, 1) {
+        return GlobalPtr::from_addr(here);
+    }
+    not_symmetric(call, a)
 }
 
 // ---- the context a `shmem_ctx_*` call runs under (its PE numbering): at
@@ -214,17 +229,6 @@ impl CtxScope {
         check_ctx(call, ctx);
         CtxScope {
             before: CTX_NOW.with(|c| c.replace(ctx as usize)),
-        }
-    }
-}
-
-impl CtxScope {
-    /// World numbering until dropped (for this PE's own number, which is a
-    /// world PE whatever context the call is on).
-    #[inline]
-    pub(crate) fn world() -> CtxScope {
-        CtxScope {
-            before: CTX_NOW.with(|c| c.replace(0)),
         }
     }
 }

@@ -101,6 +101,23 @@ impl Comm {
     /// Checks what every atomic needs whichever way it goes: a valid locale,
     /// an address aligned to the type, and the word inside the owner's heap.
     pub fn check_atomic_target(&self, target: GlobalAddr, ty: AmoType) -> Result<()> {
+        // The common case (an aligned word of its locale's heap or static
+        // data: what `remote` and `check_aligned` accept) without building
+        // the provider addressing; anything else takes the full check, which
+        // names what is wrong. A point-to-point wait pays this once a call.
+        let size = ty.size();
+        let fits = target.locale < self.n
+            && self.peers.list.get(target.locale).is_some_and(|p| {
+                let in_heap = target.addr >= p.heap_base
+                    && target
+                        .addr
+                        .checked_add(size as u64)
+                        .is_some_and(|e| e <= p.heap_base + p.heap_size);
+                in_heap || p.statics.contains(target.addr, size)
+            });
+        if fits && target.addr % size as u64 == 0 {
+            return Ok(());
+        }
         self.atomic_remote(target, ty).map(|_| ())
     }
 

@@ -52,12 +52,20 @@ impl Pool {
         mut done: impl FnMut() -> bool,
         wakers: Option<&Wakers>,
     ) {
+        // A wait that holds at once (a flag ping-pong's answer that came
+        // while the caller was on its way here) costs the one check.
+        if done() {
+            return;
+        }
         let mut idle = 0u32;
         let mut naps = 0u32;
-        let spin = self.spin_waits && self.current_worker().is_none();
+        // Whether this thread is a worker does not change while it waits:
+        // one look, not one per check (only a worker has tasks to help with).
+        let worker = self.current_worker().is_some();
+        let spin = self.spin_waits && !worker;
         let mut since: Option<std::time::Instant> = None;
         while !done() {
-            if self.help() {
+            if worker && self.help() {
                 idle = 0;
                 naps = 0;
                 since = None;
@@ -80,7 +88,7 @@ impl Pool {
                     match wakers {
                         // Registered before the check: an end after the check
                         // finds us and unparks (the token outlives a late park).
-                        Some(w) if self.current_worker().is_none() => {
+                        Some(w) if !worker => {
                             w.register();
                             if done() {
                                 break;
