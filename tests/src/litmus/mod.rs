@@ -22,6 +22,7 @@
 pub mod fixtures;
 pub mod front;
 pub mod generated;
+pub mod host_barrier;
 pub mod oracle;
 pub mod report;
 pub mod rng;

@@ -13,17 +13,18 @@
 //! Every locale generates the same programs and runs them in lockstep: for
 //! each (program, iteration) the owners reset their words (to a value
 //! stamped with the iteration, so data of an earlier iteration reads as
-//! `old` and a mix of two as `torn`), the launcher barrier lets everyone
-//! start, each locale starts its top-level threads (a worker task, the main
+//! `old` and a mix of two as `torn`), a barrier lets everyone start (on a
+//! page of shared memory when the job is on one machine, else the
+//! launcher's: `crate::litmus::host_barrier`), each locale starts its top-level threads (a worker task, the main
 //! thread or a thread of its own), the threads do their steps with seeded
 //! random spins between them (PUT/GET blocking or not, atomics, on / on_nb
 //! / on_fast, begin / join, barrier: all `Runtime` calls), and once every
-//! thread and every non-blocking body has finished and a launcher barrier
+//! thread and every non-blocking body has finished and that barrier
 //! has passed, the owners read the final values (that barrier also starts
 //! the next iteration, in the other set of word slots) and locale 0 checks
 //! the outcomes, gathered in batches, against the SC oracle. The
-//! launcher's barrier orders nothing in the network: visibility comes only
-//! from the layer's own boundaries.
+//! barrier orders nothing in the network: visibility comes only from the
+//! layer's own boundaries.
 //!
 //! Locale 0 prints a `gen` line per program (iterations, forbidden count,
 //! outcome histogram, allowed outcomes never seen), `gen-forbidden` lines
@@ -36,7 +37,8 @@
 //! `LITMUS_GEN_STRIDE` / `LITMUS_GEN_OFFSET` (run every k-th program only,
 //! for splitting a family over cells), `LITMUS_GEN_MATCH` (only programs
 //! whose text contains this), `LITMUS_GEN_HANG_STACKS=DIR` (when the
-//! watchdog fires, every thread's stack into DIR first, by gdb).
+//! watchdog fires, every thread's stack into DIR first, by gdb),
+//! `LITMUS_BARRIER=launcher` (the launcher's barrier even on one machine).
 //!
 //! The watchdog: no iteration started for 60 s, or finalize (and the exit
 //! after it) longer than 10 s, ends the locale with status 3, naming the
@@ -48,6 +50,7 @@ mod words;
 
 use crate::e;
 use crate::litmus::generated::{Mem, ThreadKind, LOCALES};
+use crate::litmus::host_barrier::HostBarrier;
 use crate::litmus::tally::Tally;
 use crate::litmus::value::{code_text, decode, pattern};
 use runtime_shim::{Builder, OnCtx, Runtime};
@@ -381,12 +384,14 @@ fn run() -> R<u64> {
         .collect();
     let it = order.len() as u64;
     let oob = rt.comm().oob();
-    // Lockstep with one launcher barrier per iteration: iteration j runs
+    let lockstep = HostBarrier::new(rt.comm())?;
+    // Lockstep with one barrier per iteration (shared memory on one host,
+    // else the launcher's; `host_barrier`): iteration j runs
     // in slot set j % 2; the barrier after it is also the start of j + 1.
     // After that barrier each owner reads j's finals and resets set j % 2
     // for iteration j + 2 while the others may already run j + 1 in the
     // other set (reset before the barrier that started j + 1 ended).
-    // The launcher's barrier orders nothing in the network.
+    // Neither barrier orders anything in the network.
     for t in order.iter().take(2) {
         reset(rt, t.pi, t.it).map_err(t.failed())?;
     }
@@ -406,9 +411,7 @@ fn run() -> R<u64> {
         CURRENT.store((pi as u64) << 32 | (it & 0xffff_ffff), Ordering::Relaxed);
         let regs = run_here(rt, pi, it).map_err(turn.failed())?;
         PHASE.store(4, Ordering::Relaxed);
-        oob.barrier()
-            .map_err(e("oob barrier"))
-            .map_err(turn.failed())?;
+        lockstep.wait(rt.comm()).map_err(turn.failed())?;
         PHASE.store(5, Ordering::Relaxed);
         records.push_str(&finals(rt, pi, it, regs).map_err(turn.failed())?);
         records.push('\n');
@@ -455,10 +458,11 @@ fn run() -> R<u64> {
             );
         }
         println!(
-            "gen-summary mode={} provider={} programs={} iterations={it} forbidden={forbidden} weakened={weakened}",
+            "gen-summary mode={} provider={} programs={} iterations={it} forbidden={forbidden} weakened={weakened} lockstep={}",
             rt.mode(),
             rt.provider_name(),
             chosen.len(),
+            if lockstep.is_shared() { "shared-page" } else { "launcher" },
         );
     }
     PROGRESS_MS.store(uptime_ms(), Ordering::Relaxed);
