@@ -6,6 +6,7 @@ use super::mem::{classify, slice_mut, SLOT};
 use super::pool::Pool;
 use crate::e;
 use crate::litmus::fixtures::Inst;
+use crate::litmus::host_barrier::HostBarrier;
 use crate::litmus::rng::Rng;
 use crate::litmus::value::Label;
 use amhandler::{Am, FnId};
@@ -30,6 +31,8 @@ pub(super) struct Env {
     pub(super) amo_k: usize,
     /// SB-ATOMIC's start skew (ns), set by `calibrate`.
     pub(super) skew_ns: AtomicU64,
+    /// The barrier at an iteration's start and end.
+    pub(super) lockstep: HostBarrier,
 }
 
 /// What one locale saw in one iteration.
@@ -119,11 +122,12 @@ impl Env {
 
     /// The start of an iteration: owners have reset their words.
     pub(super) fn start(&self) -> R {
-        self.comm.oob().barrier().map_err(e("oob barrier"))
+        self.lockstep.wait(&self.comm)
     }
 
-    /// The end of an iteration: a launcher barrier, which forces nothing.
+    /// The end of an iteration: a barrier of the harness (shared memory on
+    /// one machine, else the launcher's), which forces nothing.
     pub(super) fn end(&self) -> R {
-        self.comm.oob().barrier().map_err(e("oob barrier"))
+        self.lockstep.wait(&self.comm)
     }
 }

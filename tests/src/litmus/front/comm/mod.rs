@@ -15,8 +15,9 @@
 //! Tasks run on `PGAS_NUM_WORKERS` (at least 3) worker threads per locale,
 //! each bound to its own transmit context with `Comm::bind_worker`; which
 //! worker runs which task is drawn per iteration. On-statements go through
-//! the AM layer; the launcher barrier between steps (`comm.oob().barrier()`)
-//! orders nothing in the network, so visibility always comes from the
+//! the AM layer; the harness's barrier between steps
+//! ([`crate::litmus::host_barrier`]: shared memory on one machine, else the
+//! launcher's) orders nothing in the network, so visibility always comes from the
 //! layer's own boundaries (task end, task create, on-statement reply, AMOs).
 //!
 //! Locale 0 prints one `litmus` line per (test, size): the outcome
@@ -39,6 +40,7 @@ mod steps;
 
 use crate::e;
 use crate::litmus::fixtures::instances;
+use crate::litmus::host_barrier::HostBarrier;
 use crate::litmus::rng::Rng;
 use amhandler::{Options, Registry};
 use comm_ofi::{AmoOp, AmoType, Comm, GlobalAddr, Locale};
@@ -176,6 +178,7 @@ fn run() -> R<(Locale, usize)> {
         max_delay,
         amo_k: env_num("LITMUS_AMO_K", 4).map_err(&fail)?.max(1) as usize,
         skew_ns: AtomicU64::new(0),
+        lockstep: HostBarrier::new(&comm).map_err(&fail)?,
     });
     let weaken = match comm.config().weaken {
         None => "none".to_string(),
