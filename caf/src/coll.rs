@@ -8,7 +8,8 @@
 //! runtime reduces itself (integer 1/2/4/8, real 4/8, complex 4/8 as pairs
 //! of reals for CO_SUM) are its `allreduce` (or `reduce` at the result
 //! image); everything else (integer(16), character, CO_REDUCE's user
-//! function) gathers every image's buffer with `fcollect` and combines here.
+//! function) is the runtime's reduction over elements it does not know
+//! (`Team::reduce_elems_in_place`) with this library's combining function.
 //!
 //! Order: the runtime combines the contributions in rank (image index)
 //! order on every member, and the fallback here does the same, so a
@@ -395,33 +396,31 @@ unsafe fn reduce_in_place(
     }
 }
 
-/// Every image's `bytes` gathered, combined element by element in image
-/// order with `f(acc, next)`; `None` on images other than `root`.
-fn gathered(
+/// `bytes` (whole elements of `elem_len` bytes) reduced over the team by
+/// the runtime with `f(acc, next)`, combined in image order on every image
+/// (`Team::reduce_elems_in_place`: large arrays by reduce-scatter and
+/// gather, each image applying `f` to its block only); `None` on images
+/// other than `root`. An error of `f` fails the reduction on every image.
+fn by_function(
     team: &Team,
     root: Option<usize>,
     bytes: &[u8],
     elem_len: usize,
-    mut f: impl FnMut(&mut [u8], &[u8]),
+    f: impl FnMut(&mut [u8], &[u8]) -> Result<(), String>,
 ) -> Result<Option<Vec<u8>>, String> {
-    let all = team.fcollect(bytes).map_err(|e| e.to_string())?;
-    if root.is_some_and(|r| r != team.rank()) {
+    if root.is_some_and(|r| r != team.rank()) && elem_len == 0 {
         return Ok(None);
     }
-    let n = bytes.len();
-    let mut acc = all[..n].to_vec();
+    let mut out = bytes.to_vec();
     if elem_len == 0 {
-        return Ok(Some(acc));
+        // Zero-length elements (a deferred-length character): nothing to
+        // combine.
+        return Ok(Some(out));
     }
-    for part in all.chunks_exact(n.max(1)).skip(1) {
-        for (a, b) in acc
-            .chunks_exact_mut(elem_len)
-            .zip(part.chunks_exact(elem_len))
-        {
-            f(a, b);
-        }
-    }
-    Ok(Some(acc))
+    let holds = team
+        .reduce_elems_in_place(root, &mut out, elem_len, f)
+        .map_err(|e| e.to_string())?;
+    Ok(holds.then_some(out))
 }
 
 /// Orders two character elements of kind `kind` (1 or 4), as Fortran's
@@ -439,7 +438,7 @@ pub fn char_cmp(a: &[u8], b: &[u8], kind: usize) -> Ordering {
     }
 }
 
-fn int16_combine(op: Op) -> impl FnMut(&mut [u8], &[u8]) {
+fn int16_combine(op: Op) -> impl FnMut(&mut [u8], &[u8]) -> Result<(), String> {
     move |a, b| {
         let x = i128::from_ne_bytes(a[..16].try_into().expect("16"));
         let y = i128::from_ne_bytes(b[..16].try_into().expect("16"));
@@ -449,6 +448,7 @@ fn int16_combine(op: Op) -> impl FnMut(&mut [u8], &[u8]) {
             _ => x.wrapping_add(y),
         };
         a.copy_from_slice(&r.to_ne_bytes());
+        Ok(())
     }
 }
 
@@ -465,20 +465,11 @@ fn reduce_bytes(
     if let Op::User(call, f) = op {
         let elem_len = s.elem_len;
         let mut scratch = opr::Scratch::new(elem_len);
-        let mut failed = None;
-        let r = gathered(team, root, bytes, elem_len, |acc, next| {
-            if failed.is_none() {
-                // SAFETY: f is the program's OPERATION and call the
-                // convention gfortran compiled it with (opr::plan).
-                if let Err(e) = unsafe { scratch.apply(call, f, acc, next) } {
-                    failed = Some(e);
-                }
-            }
-        })?;
-        return match failed {
-            Some(e) => Err(e),
-            None => Ok(r),
-        };
+        return by_function(team, root, bytes, elem_len, |acc, next| {
+            // SAFETY: f is the program's OPERATION and call the
+            // convention gfortran compiled it with (opr::plan).
+            unsafe { scratch.apply(call, f, acc, next) }
+        });
     }
     let elem = classify(s.ty, s.elem_len, a_len, what)?;
     let rop = op.runtime().expect("an intrinsic reduction");
@@ -495,21 +486,24 @@ fn reduce_bytes(
             native::<i64>(team, root, bytes, rop).map_err(rt)
         }
         (Elem::Int(16), _) if s.ty == BT_INTEGER => {
-            gathered(team, root, bytes, 16, int16_combine(op))
+            by_function(team, root, bytes, 16, int16_combine(op))
         }
         (Elem::Real(4), _) => native::<f32>(team, root, bytes, rop).map_err(rt),
         (Elem::Real(8), _) => native::<f64>(team, root, bytes, rop).map_err(rt),
         (Elem::Complex(4), Op::Sum) => native::<f32>(team, root, bytes, rop).map_err(rt),
         (Elem::Complex(8), Op::Sum) => native::<f64>(team, root, bytes, rop).map_err(rt),
-        (Elem::Char(kind), Op::Min | Op::Max) => gathered(team, root, bytes, s.elem_len, |a, b| {
-            let take = match op {
-                Op::Min => char_cmp(b, a, kind) == Ordering::Less,
-                _ => char_cmp(b, a, kind) == Ordering::Greater,
-            };
-            if take {
-                a.copy_from_slice(b);
-            }
-        }),
+        (Elem::Char(kind), Op::Min | Op::Max) => {
+            by_function(team, root, bytes, s.elem_len, |a, b| {
+                let take = match op {
+                    Op::Min => char_cmp(b, a, kind) == Ordering::Less,
+                    _ => char_cmp(b, a, kind) == Ordering::Greater,
+                };
+                if take {
+                    a.copy_from_slice(b);
+                }
+                Ok(())
+            })
+        }
         _ => Err(format!(
             "{what} does not take an argument of type {} with {}-byte elements",
             type_name(s.ty),
@@ -751,10 +745,10 @@ mod tests {
     #[test]
     fn int16_sums_wrap_and_orders_hold() {
         let mut a = (i128::MAX).to_ne_bytes();
-        int16_combine(Op::Sum)(&mut a, &1i128.to_ne_bytes());
+        int16_combine(Op::Sum)(&mut a, &1i128.to_ne_bytes()).unwrap();
         assert_eq!(i128::from_ne_bytes(a), i128::MIN);
         let mut b = 5i128.to_ne_bytes();
-        int16_combine(Op::Min)(&mut b, &(-7i128).to_ne_bytes());
+        int16_combine(Op::Min)(&mut b, &(-7i128).to_ne_bytes()).unwrap();
         assert_eq!(i128::from_ne_bytes(b), -7);
     }
 }

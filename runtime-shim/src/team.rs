@@ -1,5 +1,6 @@
 //! Teams and their collectives: barrier, broadcast from any root, reduce
-//! and allreduce, fcollect / collect, alltoall, and splitting a team by
+//! and allreduce (built-in operations, or the caller's function:
+//! `combine.rs`), fcollect / collect, alltoall, and splitting a team by
 //! stride or colour.
 //!
 //! Exists because a PGAS library is expected to have them (OpenSHMEM's
@@ -41,7 +42,10 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+mod combine;
 mod spread;
+
+use combine::{Builtin, ByFn, ByteElems, Combiner};
 
 /// First word of a large reduction's announcement (`spread.rs`): never an
 /// element count, so it is told from the one-exchange path's contribution.
@@ -529,52 +533,21 @@ impl Team {
     ) -> Result<Option<Vec<T>>> {
         self.locale_of(root)?;
         self.check_op::<T>(op)?;
-        let me = self.inner.me;
-        if self.spreads::<T>(data.len()) {
-            if me != root {
-                self.spread_reduce_off_root(data, op)?;
-                return Ok(None);
-            }
-            let mut out = data.to_vec();
-            self.spread_reduce(Some(root), &mut out, op)?;
-            return Ok(Some(out));
-        }
-        let mine = len_prefixed(data);
-        let got = self.exchange(
-            "reduce",
-            |to| Ok(Cow::Borrowed(if to == root { &mine[..] } else { &[][..] })),
-            |_| me == root,
-        )?;
-        if me != root {
-            return Ok(None);
-        }
-        Ok(Some(self.combine_all(&got, data.len(), op)?))
+        self.reduce_by(root, data, &mut Builtin(op))
     }
 
     /// Allreduce: [`Team::reduce`], result on every member.
     pub fn allreduce<T: Reduce>(&self, data: &[T], op: ReduceOp) -> Result<Vec<T>> {
         self.check_op::<T>(op)?;
-        if self.spreads::<T>(data.len()) {
-            let mut out = data.to_vec();
-            self.spread_reduce(None, &mut out, op)?;
-            return Ok(out);
-        }
-        let mine = len_prefixed(data);
-        let got = self.exchange("allreduce", |_| Ok(Cow::Borrowed(&mine[..])), |_| true)?;
-        self.combine_all(&got, data.len(), op)
+        self.allreduce_by(data, &mut Builtin(op))
     }
 
     /// [`Team::allreduce`] into `data` itself (no result vector: a
     /// language's in-place `co_sum` of a large array).
     pub fn allreduce_in_place<T: Reduce>(&self, data: &mut [T], op: ReduceOp) -> Result<()> {
         self.check_op::<T>(op)?;
-        if self.spreads::<T>(data.len()) {
-            self.spread_reduce(None, data, op)?;
-            return Ok(());
-        }
-        let v = self.allreduce(data, op)?;
-        data.copy_from_slice(&v);
-        Ok(())
+        self.reduce_in_place_by(None, data, &mut Builtin(op))
+            .map(|_| ())
     }
 
     /// [`Team::reduce`] into `data` itself at `root` (elsewhere `data` is
@@ -587,10 +560,118 @@ impl Team {
     ) -> Result<bool> {
         self.locale_of(root)?;
         self.check_op::<T>(op)?;
-        if self.spreads::<T>(data.len()) {
-            return self.spread_reduce(Some(root), data, op);
+        self.reduce_in_place_by(Some(root), data, &mut Builtin(op))
+    }
+
+    /// Reduce with the caller's function (a type or an operation the
+    /// runtime has no arithmetic for: complex numbers, `long double` held
+    /// as bytes, a user-defined operator): every member's `data` combined
+    /// element-wise as `f(acc, next)` in rank order, `((x0 f x1) f x2) ...`,
+    /// by the same machinery as the built-in operations (large arrays by
+    /// reduce-scatter and gather: each member applies `f` to its block of
+    /// the array only). `f` should be associative; the result is the same
+    /// bits on every member whatever it is. `Some` at `root`, `None`
+    /// elsewhere.
+    pub fn reduce_with<T: Pod>(
+        &self,
+        root: usize,
+        data: &[T],
+        f: impl FnMut(T, T) -> T,
+    ) -> Result<Option<Vec<T>>> {
+        self.locale_of(root)?;
+        self.reduce_by(root, data, &mut ByFn(f))
+    }
+
+    /// [`Team::reduce_with`], result on every member.
+    pub fn allreduce_with<T: Pod>(&self, data: &[T], f: impl FnMut(T, T) -> T) -> Result<Vec<T>> {
+        self.allreduce_by(data, &mut ByFn(f))
+    }
+
+    /// [`Team::reduce_with`] over elements of `elem_len` bytes that only
+    /// the caller's function knows (Fortran's CO_REDUCE on a derived type
+    /// or a character, `integer(16)`), in place: `data` holds whole
+    /// elements, the same number on every member; `f(acc, next)` combines
+    /// `next` into `acc` or fails with a message, which fails the reduction
+    /// on every member. The result replaces `data` on every member
+    /// (`root` `None`) or at `root` only; returns whether `data` holds it.
+    pub fn reduce_elems_in_place(
+        &self,
+        root: Option<usize>,
+        data: &mut [u8],
+        elem_len: usize,
+        f: impl FnMut(&mut [u8], &[u8]) -> std::result::Result<(), String>,
+    ) -> Result<bool> {
+        if let Some(r) = root {
+            self.locale_of(r)?;
         }
-        match self.reduce(root, data, op)? {
+        if elem_len == 0 || data.len() % elem_len != 0 {
+            return Err(Error::InvalidLength {
+                what: "reduction input",
+                len: data.len() as u64,
+                reason: format!("not a whole number of {elem_len}-byte elements"),
+            });
+        }
+        self.reduce_in_place_by(root, data, &mut ByteElems { len: elem_len, f })
+    }
+
+    /// The reductions' one path to `root`: by reduce-scatter and gather
+    /// past [`TEAM_INLINE`] bytes, else one exchange and the root combines.
+    fn reduce_by<T: Pod>(
+        &self,
+        root: usize,
+        data: &[T],
+        c: &mut dyn Combiner<T>,
+    ) -> Result<Option<Vec<T>>> {
+        let me = self.inner.me;
+        if self.spreads::<T>(data.len()) {
+            if me != root {
+                self.spread_reduce_off_root(data, c)?;
+                return Ok(None);
+            }
+            let mut out = data.to_vec();
+            self.spread_reduce(Some(root), &mut out, c)?;
+            return Ok(Some(out));
+        }
+        let mine = len_prefixed(data);
+        let got = self.exchange(
+            "reduce",
+            |to| Ok(Cow::Borrowed(if to == root { &mine[..] } else { &[][..] })),
+            |_| me == root,
+        )?;
+        if me != root {
+            return Ok(None);
+        }
+        Ok(Some(self.combine_all(&got, data.len(), c)?))
+    }
+
+    /// The all-reduce path (as [`Team::reduce_by`], every member combines).
+    fn allreduce_by<T: Pod>(&self, data: &[T], c: &mut dyn Combiner<T>) -> Result<Vec<T>> {
+        if self.spreads::<T>(data.len()) {
+            let mut out = data.to_vec();
+            self.spread_reduce(None, &mut out, c)?;
+            return Ok(out);
+        }
+        let mine = len_prefixed(data);
+        let got = self.exchange("allreduce", |_| Ok(Cow::Borrowed(&mine[..])), |_| true)?;
+        self.combine_all(&got, data.len(), c)
+    }
+
+    /// The in-place path: at `root` (or everywhere for `None`) the result
+    /// replaces `data`; returns whether it did here.
+    fn reduce_in_place_by<T: Pod>(
+        &self,
+        root: Option<usize>,
+        data: &mut [T],
+        c: &mut dyn Combiner<T>,
+    ) -> Result<bool> {
+        if self.spreads::<T>(data.len()) {
+            return self.spread_reduce(root, data, c);
+        }
+        let v = match root {
+            None => Some(self.allreduce_by(data, c)?),
+            Some(r) => self.reduce_by(r, data, c)?,
+        };
+        match v {
             Some(v) => {
                 data.copy_from_slice(&v);
                 Ok(true)
@@ -602,7 +683,7 @@ impl Team {
     /// Whether a reduction of `len` `T`s goes by reduce-scatter and gather
     /// (`spread.rs`): past what a slot carries inline, on more than one
     /// member. Every member decides the same for the same length.
-    fn spreads<T: Reduce>(&self, len: usize) -> bool {
+    fn spreads<T: Pod>(&self, len: usize) -> bool {
         self.size() > 1 && len.saturating_mul(std::mem::size_of::<T>()) + 8 > TEAM_INLINE
     }
 
@@ -707,7 +788,12 @@ impl Team {
             .collect()
     }
 
-    fn combine_all<T: Reduce>(&self, got: &[Vec<u8>], len: usize, op: ReduceOp) -> Result<Vec<T>> {
+    fn combine_all<T: Pod>(
+        &self,
+        got: &[Vec<u8>],
+        len: usize,
+        c: &mut dyn Combiner<T>,
+    ) -> Result<Vec<T>> {
         let parts = self.unprefix::<T>(got)?;
         if let Some((r, p)) = parts.iter().enumerate().find(|(_, p)| p.len() != len) {
             return Err(Error::InvalidLength {
@@ -718,9 +804,7 @@ impl Team {
         }
         let mut acc = parts[0].clone();
         for p in &parts[1..] {
-            for (a, b) in acc.iter_mut().zip(p) {
-                *a = T::combine(*a, *b, op).expect("op checked");
-            }
+            c.combine(&mut acc, p)?;
         }
         Ok(acc)
     }

@@ -8,16 +8,17 @@
 //! boundary) moving bytes. A reduction over an integer or floating type is
 //! the runtime's team reduction (`Team::allreduce`: one exchange for small
 //! arrays, reduce-scatter and allgather for large ones); over the types
-//! the runtime does not have (complex, and `long double`, whose arithmetic
-//! is C's: `ldouble.c`) it gathers every member's block (`fcollect`) and
-//! combines them here, element by element. The active-set forms run on the team of
+//! the runtime has no arithmetic for (complex, and `long double`, whose
+//! arithmetic is C's: `ldouble.c`) it is the same team reduction with this
+//! library's combining function (`Team::allreduce_with`). The active-set forms run on the team of
 //! their set (`active_set.rs`: the world team, or a team the set's members
 //! agree on among themselves at their first call on it); `pSync` / `pWrk`
 //! are not needed: the team areas replace them.
 
 use crate::teams::team_of;
 use crate::{die, rt, OrDie};
-use runtime_shim::team::{Reduce, ReduceOp};
+use runtime_shim::bytemuck::{Pod, Zeroable};
+use runtime_shim::team::ReduceOp;
 use runtime_shim::Team;
 use std::ffi::{c_int, c_void};
 
@@ -270,29 +271,25 @@ active_movement! { 32 => 4, 64 => 8 }
 
 // ---------------------------------------------------------- reductions
 
-/// How a type is reduced over a team: by the runtime's team reductions
-/// where the runtime has the type, by gathering and combining here where
-/// it does not (complex, long double).
+/// How a type is reduced over a team: always by the runtime's team
+/// reductions; with its own operations where the runtime has the type,
+/// with this library's arithmetic where it does not (complex, long double:
+/// `Team::allreduce_with`).
 pub(crate) trait Reduction: Copy {
     fn reduce(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, n: usize, op: ReduceOp);
 }
 
-/// `nreduce` elements of `src` reduced over `t` into `dest` (which may be
-/// `src`) by `Team::allreduce`.
-fn runtime_reduce<T: Reduce>(
-    call: &str,
-    t: &Team,
-    dest: *mut c_void,
-    src: *const c_void,
-    nreduce: usize,
-    op: ReduceOp,
-) {
-    let mine: Vec<T> = (0..nreduce)
+/// `nreduce` elements of `src` (the C caller's buffer, read unaligned).
+fn read_elems<T: Pod>(src: *const c_void, nreduce: usize) -> Vec<T> {
+    (0..nreduce)
         // SAFETY: `source` holds `nreduce` elements (C API contract); read
         // unaligned, as any bit pattern is a valid T.
         .map(|i| unsafe { std::ptr::read_unaligned((src as *const T).add(i)) })
-        .collect();
-    let all = t.allreduce(&mine, op).or_die(call);
+        .collect()
+}
+
+/// The result into `dest` (the C caller's buffer, written unaligned).
+fn write_elems<T: Pod>(dest: *mut c_void, all: Vec<T>) {
     for (i, v) in all.into_iter().enumerate() {
         // SAFETY: `dest` has room for `nreduce` elements (C API contract).
         unsafe { std::ptr::write_unaligned((dest as *mut T).add(i), v) };
@@ -303,22 +300,23 @@ macro_rules! reduce_by_runtime {
     ($($t:ty),*) => { $(
         impl Reduction for $t {
             fn reduce(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, n: usize, op: ReduceOp) {
-                runtime_reduce::<$t>(call, t, dest, src, n, op)
+                let all = t.allreduce(&read_elems::<$t>(src, n), op).or_die(call);
+                write_elems(dest, all);
             }
         }
     )* };
 }
 reduce_by_runtime!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
 
-/// How two elements of a reduction the runtime does not have combine.
-pub(crate) trait Combine: Copy {
+/// How two elements of a type the runtime has no arithmetic for combine.
+pub(crate) trait Combine: Pod {
     fn sum(self, o: Self) -> Self;
     fn prod(self, o: Self) -> Self;
     fn min(self, o: Self) -> Self;
     fn max(self, o: Self) -> Self;
 }
 
-macro_rules! reduce_by_gather {
+macro_rules! reduce_with_own_arithmetic {
     ($($t:ty),*) => { $(
         impl Reduction for $t {
             fn reduce(call: &str, t: &Team, dest: *mut c_void, src: *const c_void, n: usize, op: ReduceOp) {
@@ -331,33 +329,36 @@ macro_rules! reduce_by_gather {
                         die(call, "no bitwise reduction of this type")
                     }
                 };
-                gather_reduce::<$t>(call, t, dest, src, n, f)
+                let all = t.allreduce_with(&read_elems::<$t>(src, n), f).or_die(call);
+                write_elems(dest, all);
             }
         }
     )* };
 }
 
 /// `float _Complex` / `double _Complex`: (re, im); sum and prod only.
-#[derive(Clone, Copy)]
-#[repr(C)]
-pub(crate) struct Complex<T>(T, T);
+macro_rules! complex {
+    ($($name:ident: $t:ty),*) => { $(
+        #[derive(Clone, Copy, Pod, Zeroable)]
+        #[bytemuck(crate = "runtime_shim::bytemuck")]
+        #[repr(C)]
+        pub(crate) struct $name($t, $t);
 
-macro_rules! combine_complex {
-    ($($t:ty),*) => { $(
-        impl Combine for Complex<$t> {
-            fn sum(self, o: Self) -> Self { Complex(self.0 + o.0, self.1 + o.1) }
+        impl Combine for $name {
+            fn sum(self, o: Self) -> Self { $name(self.0 + o.0, self.1 + o.1) }
             fn prod(self, o: Self) -> Self {
-                Complex(self.0 * o.0 - self.1 * o.1, self.0 * o.1 + self.1 * o.0)
+                $name(self.0 * o.0 - self.1 * o.1, self.0 * o.1 + self.1 * o.0)
             }
             fn min(self, _: Self) -> Self { unreachable!("no min of complex") }
             fn max(self, _: Self) -> Self { unreachable!("no max of complex") }
         }
     )* };
 }
-combine_complex!(f32, f64);
+complex!(ComplexF: f32, ComplexD: f64);
 
 /// `long double` (x87 80-bit in 16 bytes): arithmetic in C (ldouble.c).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+#[bytemuck(crate = "runtime_shim::bytemuck")]
 #[repr(C, align(16))]
 pub(crate) struct LongDouble([u8; 16]);
 
@@ -388,36 +389,7 @@ impl Combine for LongDouble {
     }
 }
 
-reduce_by_gather!(Complex<f32>, Complex<f64>, LongDouble);
-
-/// Reduces `nreduce` elements of `source` over `t` into `dest` (which may
-/// be `source`): every member's block is gathered, then combined in rank
-/// order, so every member computes the same result.
-fn gather_reduce<T: Combine>(
-    call: &str,
-    t: &Team,
-    dest: *mut c_void,
-    src: *const c_void,
-    nreduce: usize,
-    f: fn(T, T) -> T,
-) {
-    let size = std::mem::size_of::<T>();
-    let len = nreduce * size;
-    let all = t.fcollect::<u8>(bytes(src, len)).or_die(call);
-    let at = |r: usize, i: usize| -> T {
-        // SAFETY: `all` holds t.size() blocks of `len` bytes; the element
-        // is read unaligned from its bytes (any bit pattern is a valid T).
-        unsafe { std::ptr::read_unaligned(all.as_ptr().add(r * len + i * size) as *const T) }
-    };
-    for i in 0..nreduce {
-        let mut acc = at(0, i);
-        for r in 1..t.size() {
-            acc = f(acc, at(r, i));
-        }
-        // SAFETY: `dest` has room for nreduce elements (C API contract).
-        unsafe { std::ptr::write_unaligned((dest as *mut T).add(i), acc) };
-    }
-}
+reduce_with_own_arithmetic!(ComplexF, ComplexD, LongDouble);
 
 /// One reduction op for a table: team (`_reduce`) and active-set (`_to_all`) forms.
 macro_rules! reductions {
@@ -464,8 +436,8 @@ macro_rules! minmax_reductions {
 }
 macro_rules! arith_reductions {
     ($($row:tt)*) => {
-        reductions! { sum; $($row)* longdouble => LongDouble, complexf => Complex<f32>, complexd => Complex<f64> }
-        reductions! { prod; $($row)* longdouble => LongDouble, complexf => Complex<f32>, complexd => Complex<f64> }
+        reductions! { sum; $($row)* longdouble => LongDouble, complexf => ComplexF, complexd => ComplexD }
+        reductions! { prod; $($row)* longdouble => LongDouble, complexf => ComplexF, complexd => ComplexD }
     };
 }
 crate::reduce_bitwise_types!(bitwise_reductions);
@@ -487,8 +459,8 @@ macro_rules! to_all_float {
     ($($row:tt)*) => {
         reductions! { @to_all min; $($row)* longdouble => LongDouble }
         reductions! { @to_all max; $($row)* longdouble => LongDouble }
-        reductions! { @to_all sum; $($row)* longdouble => LongDouble, complexf => Complex<f32>, complexd => Complex<f64> }
-        reductions! { @to_all prod; $($row)* longdouble => LongDouble, complexf => Complex<f32>, complexd => Complex<f64> }
+        reductions! { @to_all sum; $($row)* longdouble => LongDouble, complexf => ComplexF, complexd => ComplexD }
+        reductions! { @to_all prod; $($row)* longdouble => LongDouble, complexf => ComplexF, complexd => ComplexD }
     };
 }
 crate::to_all_int_types!(to_all_int);

@@ -10,9 +10,14 @@
 //! combining order) fails. Sizes from 1 element to past a megabyte, most
 //! not divisible by the locale count; f64 and f32; integer sums; min/max;
 //! reduce to every root; the in-place forms; a sub-team; unequal lengths
-//! failing on every member (not hanging) with the team usable after.
+//! failing on every member (not hanging) with the team usable after. The
+//! caller's own functions (`reduce_with`, `allreduce_with`,
+//! `reduce_elems_in_place`): a non-commutative matrix product and 3-byte
+//! elements whose bytes mix, each checked against the rank-order fold; a
+//! failing function; a partial element refused.
 
 use pgas_tests::{check, e};
+use runtime_shim::bytemuck::{Pod, Zeroable};
 use runtime_shim::{Error, ReduceOp, Team, TEAM_INLINE};
 use std::process::ExitCode;
 
@@ -139,6 +144,119 @@ fn ints(t: &Team, len: usize, tag: &str) -> R {
     Ok(())
 }
 
+/// A 2x2 integer matrix: products are associative but not commutative, so
+/// a result combined in another order than rank order differs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[bytemuck(crate = "runtime_shim::bytemuck")]
+#[repr(C)]
+struct Mat([u64; 4]);
+
+fn mat_mul(a: Mat, b: Mat) -> Mat {
+    let (a, b) = (a.0, b.0);
+    let m = |x: u64, y: u64, z: u64, w: u64| x.wrapping_mul(y).wrapping_add(z.wrapping_mul(w));
+    Mat([
+        m(a[0], b[0], a[1], b[2]),
+        m(a[0], b[1], a[1], b[3]),
+        m(a[2], b[0], a[3], b[2]),
+        m(a[2], b[1], a[3], b[3]),
+    ])
+}
+
+fn mat(r: usize, i: usize) -> Mat {
+    let v = (r * 31 + i * 7) as u64;
+    Mat([v + 1, v ^ 5, 2 * v + 3, (i as u64) << 3 | r as u64])
+}
+
+/// 3-byte elements: each result byte mixes the other bytes of its element,
+/// so a block boundary inside an element, or another order, changes it.
+fn mix3(a: &mut [u8], b: &[u8]) {
+    let old = [a[0], a[1], a[2]];
+    for k in 0..3 {
+        a[k] = old[k].wrapping_mul(3).wrapping_add(b[(k + 1) % 3]) ^ old[(k + 2) % 3];
+    }
+}
+
+fn elem_byte(r: usize, j: usize) -> u8 {
+    (r * 131 + j * 17 + j / 3) as u8
+}
+
+/// The caller's functions (`reduce_with`, `allreduce_with`,
+/// `reduce_elems_in_place`): exactly the rank-order fold, on every member,
+/// for a type and for byte elements, small and large, to every root; a
+/// failing function fails every member; a partial element is refused.
+fn by_function(t: &Team, len: usize, tag: &str) -> R {
+    let (n, me) = (t.size(), t.rank());
+    let mine: Vec<Mat> = (0..len).map(|i| mat(me, i)).collect();
+    let want: Vec<Mat> = (0..len).map(|i| fold(n, i, mat, mat_mul)).collect();
+    let got = t
+        .allreduce_with(&mine, mat_mul)
+        .map_err(e("allreduce_with"))?;
+    check!(got == want, "{tag}: allreduce_with of {len} matrices");
+    for root in [0, n - 1] {
+        let r = t
+            .reduce_with(root, &mine, mat_mul)
+            .map_err(e("reduce_with"))?;
+        check!(
+            r.as_ref() == (me == root).then_some(&want),
+            "{tag}: reduce_with to {root} of {len}"
+        );
+    }
+    // Byte elements of 3.
+    let bytes = 3 * len;
+    let src: Vec<u8> = (0..bytes).map(|j| elem_byte(me, j)).collect();
+    let mut want = (0..bytes).map(|j| elem_byte(0, j)).collect::<Vec<_>>();
+    for r in 1..n {
+        let next: Vec<u8> = (0..bytes).map(|j| elem_byte(r, j)).collect();
+        for (a, b) in want.chunks_exact_mut(3).zip(next.chunks_exact(3)) {
+            mix3(a, b);
+        }
+    }
+    for root in [None, Some(n - 1)] {
+        let mut v = src.clone();
+        let holds = t
+            .reduce_elems_in_place(root, &mut v, 3, |a, b| {
+                check!(a.len() == 3 && b.len() == 3, "a partial element");
+                mix3(a, b);
+                Ok(())
+            })
+            .map_err(e("reduce_elems_in_place"))?;
+        check!(
+            holds == root.is_none_or(|r| r == me),
+            "{tag}: reduce_elems_in_place to {root:?} said {holds}"
+        );
+        check!(
+            if holds { v == want } else { v == src },
+            "{tag}: reduce_elems_in_place to {root:?} of {len} 3-byte elements"
+        );
+    }
+    // A function that fails on the last member's last element: every
+    // member gets the error (on the large path only the member combining
+    // that block sees it), and the team goes on.
+    let mut v = src.clone();
+    let last = bytes - 3;
+    let poison = elem_byte(n - 1, last);
+    let r = t.reduce_elems_in_place(None, &mut v, 3, |_, b| {
+        if n > 1 && b[0] == poison && b[1] == elem_byte(n - 1, last + 1) {
+            Err(format!("poisoned element {poison}"))
+        } else {
+            Ok(())
+        }
+    });
+    if n > 1 {
+        match r {
+            Err(err)
+                if err.to_string().contains("poisoned") || err.to_string().contains("rank") => {}
+            other => return Err(format!("{tag}: failing function gave {other:?}")),
+        }
+    }
+    match t.reduce_elems_in_place(None, &mut [0u8; 7], 3, |_, _| Ok(())) {
+        Err(Error::InvalidLength { reason, .. }) if reason.contains("3-byte") => {}
+        other => return Err(format!("{tag}: 7 bytes of 3-byte elements gave {other:?}")),
+    }
+    t.barrier().map_err(e("barrier"))?;
+    Ok(())
+}
+
 fn sizes(n: usize) -> Vec<usize> {
     let big = TEAM_INLINE / 8;
     let mut s = vec![1, 3, big - 1, big, big + 1, 1000, 4097, 65_537, 150_001];
@@ -153,6 +271,7 @@ fn run() -> R {
     for len in sizes(n) {
         floats(w, len, &format!("world, {len}"))?;
         ints(w, len, &format!("world, {len}"))?;
+        by_function(w, len, &format!("world, {len}"))?;
     }
     // A sub-team whose ranks are not the world's: the last locales first.
     let sub = w
@@ -163,6 +282,7 @@ fn run() -> R {
     for len in [5, 10_001] {
         floats(&sub, len, &format!("reversed team, {len}"))?;
         ints(&sub, len, &format!("reversed team, {len}"))?;
+        by_function(&sub, len, &format!("reversed team, {len}"))?;
     }
     // Unequal lengths: every member fails, naming it; none hangs.
     if n > 1 {

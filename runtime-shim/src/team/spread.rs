@@ -24,9 +24,10 @@
 //! array, whatever the team's size. The copies are freed after the team's
 //! next collective's barrier, when nobody can still be reading them.
 
-use super::{Reduce, ReduceOp, Team, SPREAD_TAG};
+use super::combine::Combiner;
+use super::{Team, SPREAD_TAG};
 use crate::error::{Error, Result};
-use crate::pod::{as_bytes, as_bytes_mut};
+use crate::pod::{as_bytes, as_bytes_mut, Pod};
 use comm_ofi::GlobalAddr;
 use std::borrow::Cow;
 
@@ -38,6 +39,13 @@ const CHUNK: usize = 128 * 1024;
 pub(crate) fn block_start(len: usize, size: usize, r: usize) -> usize {
     // len * r fits in u128 whatever the sizes.
     ((len as u128 * r as u128) / size as u128) as usize
+}
+
+/// [`block_start`] in `T`s for an array of `len` `T`s whose elements are
+/// `granule` `T`s long: blocks end at element boundaries.
+fn block_of(len: usize, granule: usize, size: usize, r: usize) -> usize {
+    let g = granule.max(1);
+    block_start(len / g, size, r) * g
 }
 
 /// What a member announced in step 1: its element count and its copy.
@@ -60,33 +68,41 @@ fn decode(b: &[u8]) -> Option<Announce> {
 
 impl Team {
     /// Reduces `data` (same length on every member) element-wise with
-    /// `op` by reduce-scatter and gather (the module comment); the result
+    /// `c` by reduce-scatter and gather (the module comment); the result
     /// replaces `data` on every member (`root` `None`) or on `root` only
     /// (elsewhere `data` is left as it was). Returns whether `data` holds
     /// the result.
-    pub(super) fn spread_reduce<T: Reduce>(
+    pub(super) fn spread_reduce<T: Pod>(
         &self,
         root: Option<usize>,
         data: &mut [T],
-        op: ReduceOp,
+        c: &mut dyn Combiner<T>,
     ) -> Result<bool> {
-        let peers = self.spread_scatter(data, op)?;
+        let peers = self.spread_scatter(data, c)?;
         if root.is_some_and(|r| r != self.inner.me) {
             return Ok(false);
         }
-        self.spread_gather(&peers, data)?;
+        self.spread_gather(&peers, data, c.granule())?;
         Ok(true)
     }
 
     /// [`Team::spread_reduce`] at a member that is not `root`: its `data`
     /// is only read.
-    pub(super) fn spread_reduce_off_root<T: Reduce>(&self, data: &[T], op: ReduceOp) -> Result<()> {
-        self.spread_scatter(data, op).map(|_| ())
+    pub(super) fn spread_reduce_off_root<T: Pod>(
+        &self,
+        data: &[T],
+        c: &mut dyn Combiner<T>,
+    ) -> Result<()> {
+        self.spread_scatter(data, c).map(|_| ())
     }
 
     /// Steps 1 to 3: returns every member's copy, by rank, each holding
     /// the result in its member's block.
-    fn spread_scatter<T: Reduce>(&self, data: &[T], op: ReduceOp) -> Result<Vec<GlobalAddr>> {
+    fn spread_scatter<T: Pod>(
+        &self,
+        data: &[T],
+        c: &mut dyn Combiner<T>,
+    ) -> Result<Vec<GlobalAddr>> {
         let rt = self.inner.rt;
         let comm = rt.comm();
         let n = self.size();
@@ -166,7 +182,7 @@ impl Team {
             peers.push(GlobalAddr::new(self.inner.members[r], a.addr));
         }
         // 2. My block, combined in rank order.
-        let part = self.combine_block::<T>(&peers, data.len(), op);
+        let part = self.combine_block::<T>(&peers, data.len(), c);
         // 3. Everyone's block is done (or a failure is agreed).
         let agreed = self.exchange(
             "reduction",
@@ -184,13 +200,22 @@ impl Team {
         Ok(peers)
     }
 
-    /// Step 4: block `r` of `out` from member `r`'s copy, for every `r`.
-    fn spread_gather<T: Reduce>(&self, peers: &[GlobalAddr], out: &mut [T]) -> Result<()> {
+    /// Step 4: block `r` of `out` from member `r`'s copy, for every `r`
+    /// (blocks of whole elements of `granule` `T`s).
+    fn spread_gather<T: Pod>(
+        &self,
+        peers: &[GlobalAddr],
+        out: &mut [T],
+        granule: usize,
+    ) -> Result<()> {
         let comm = self.inner.rt.comm();
         let (n, len, elem) = (self.size(), out.len(), std::mem::size_of::<T>());
         let out = as_bytes_mut(out);
         for (r, at) in peers.iter().enumerate() {
-            let (s, e) = (block_start(len, n, r), block_start(len, n, r + 1));
+            let (s, e) = (
+                block_of(len, granule, n, r),
+                block_of(len, granule, n, r + 1),
+            );
             let (dst, src) = (&mut out[s * elem..e * elem], at.offset((s * elem) as u64));
             match self.local_src(src, dst.len()) {
                 // SAFETY: `p` reaches dst.len() bytes of member r's copy
@@ -217,21 +242,26 @@ impl Team {
 
     /// Step 2: block `me` of every member's copy combined in rank order,
     /// written over block `me` of this member's copy.
-    fn combine_block<T: Reduce>(
+    fn combine_block<T: Pod>(
         &self,
         peers: &[GlobalAddr],
         len: usize,
-        op: ReduceOp,
+        c: &mut dyn Combiner<T>,
     ) -> Result<()> {
         let comm = self.inner.rt.comm();
         let n = self.size();
         let me = self.inner.me;
         let elem = std::mem::size_of::<T>().max(1);
-        let (start, end) = (block_start(len, n, me), block_start(len, n, me + 1));
+        let granule = c.granule();
+        let (start, end) = (
+            block_of(len, granule, n, me),
+            block_of(len, granule, n, me + 1),
+        );
         for at in peers {
             comm.check_range(at.offset((start * elem) as u64), (end - start) * elem)?;
         }
-        let step = (CHUNK / elem).max(1);
+        // Whole elements per step.
+        let step = (CHUNK / elem).max(1).next_multiple_of(granule);
         let zero = <T as bytemuck::Zeroable>::zeroed();
         let mut acc = vec![zero; step.min(end - start)];
         let mut next = Vec::new();
@@ -260,9 +290,7 @@ impl Team {
                 if r == 0 {
                     acc.copy_from_slice(src);
                 } else {
-                    for (a, b) in acc.iter_mut().zip(src) {
-                        *a = T::combine(*a, *b, op).expect("op checked");
-                    }
+                    c.combine(acc, src)?;
                 }
             }
             let mine = peers[me].offset(off);
