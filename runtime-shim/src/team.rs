@@ -32,7 +32,7 @@
 //! locale are an error, not a hang.
 
 use crate::error::{Error, Result};
-use crate::pod::{as_bytes, vec_from_bytes, Atom, Pod};
+use crate::pod::{as_bytes, vec_from_bytes, Pod};
 use crate::runtime::Runtime;
 pub use crate::team_area::TEAM_INLINE;
 use crate::team_area::{new_area, SlotHeader, FLAGS, HEADER, SLOT};
@@ -46,88 +46,11 @@ mod combine;
 mod spread;
 
 use combine::{Builtin, ByFn, ByteElems, Combiner};
+pub use combine::{Reduce, ReduceOp};
 
 /// First word of a large reduction's announcement (`spread.rs`): never an
 /// element count, so it is told from the one-exchange path's contribution.
 const SPREAD_TAG: u64 = u64::MAX;
-
-/// How a reduction combines two values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ReduceOp {
-    /// Sum (wrapping for integers).
-    Sum,
-    /// Minimum.
-    Min,
-    /// Maximum.
-    Max,
-    /// Bitwise and (integers).
-    And,
-    /// Bitwise or (integers).
-    Or,
-    /// Bitwise xor (integers).
-    Xor,
-    /// Product (wrapping for integers).
-    Prod,
-}
-
-impl ReduceOp {
-    /// Every op, in C code order (`PGAS_OP_SUM` = 0, ...).
-    pub const ALL: [ReduceOp; 7] = [
-        ReduceOp::Sum,
-        ReduceOp::Min,
-        ReduceOp::Max,
-        ReduceOp::And,
-        ReduceOp::Or,
-        ReduceOp::Xor,
-        ReduceOp::Prod,
-    ];
-
-    fn bitwise(self) -> bool {
-        matches!(self, ReduceOp::And | ReduceOp::Or | ReduceOp::Xor)
-    }
-}
-
-/// Values a reduction combines: the atomic types.
-pub trait Reduce: Atom {
-    /// `a op b`, or `None` if `op` is not defined on the type (bitwise on floats).
-    fn combine(a: Self, b: Self, op: ReduceOp) -> Option<Self>;
-}
-
-macro_rules! reduce_int {
-    ($($t:ty),*) => {$(
-        impl Reduce for $t {
-            fn combine(a: Self, b: Self, op: ReduceOp) -> Option<Self> {
-                Some(match op {
-                    ReduceOp::Sum => a.wrapping_add(b),
-                    ReduceOp::Min => a.min(b),
-                    ReduceOp::Max => a.max(b),
-                    ReduceOp::And => a & b,
-                    ReduceOp::Or => a | b,
-                    ReduceOp::Xor => a ^ b,
-                    ReduceOp::Prod => a.wrapping_mul(b),
-                })
-            }
-        }
-    )*};
-}
-reduce_int!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-macro_rules! reduce_float {
-    ($($t:ty),*) => {$(
-        impl Reduce for $t {
-            fn combine(a: Self, b: Self, op: ReduceOp) -> Option<Self> {
-                match op {
-                    ReduceOp::Sum => Some(a + b),
-                    ReduceOp::Prod => Some(a * b),
-                    ReduceOp::Min => Some(if b < a { b } else { a }),
-                    ReduceOp::Max => Some(if b > a { b } else { a }),
-                    _ => None,
-                }
-            }
-        }
-    )*};
-}
-reduce_float!(f32, f64);
 
 /// A team: an ordered subset of the locales (ranks `0..size`) with its own
 /// collectives. Cheap to clone; every member holds one.

@@ -13,9 +13,86 @@
 //! one member combining each element, so a result is the same bits on every
 //! member whatever the function.
 
-use super::{Reduce, ReduceOp};
 use crate::error::{Error, Result};
-use crate::pod::Pod;
+use crate::pod::{Atom, Pod};
+
+/// How a reduction combines two values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// Sum (wrapping for integers).
+    Sum,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+    /// Bitwise and (integers).
+    And,
+    /// Bitwise or (integers).
+    Or,
+    /// Bitwise xor (integers).
+    Xor,
+    /// Product (wrapping for integers).
+    Prod,
+}
+
+impl ReduceOp {
+    /// Every op, in C code order (`PGAS_OP_SUM` = 0, ...).
+    pub const ALL: [ReduceOp; 7] = [
+        ReduceOp::Sum,
+        ReduceOp::Min,
+        ReduceOp::Max,
+        ReduceOp::And,
+        ReduceOp::Or,
+        ReduceOp::Xor,
+        ReduceOp::Prod,
+    ];
+
+    pub(crate) fn bitwise(self) -> bool {
+        matches!(self, ReduceOp::And | ReduceOp::Or | ReduceOp::Xor)
+    }
+}
+
+/// Values a reduction combines: the atomic types.
+pub trait Reduce: Atom {
+    /// `a op b`, or `None` if `op` is not defined on the type (bitwise on floats).
+    fn combine(a: Self, b: Self, op: ReduceOp) -> Option<Self>;
+}
+
+macro_rules! reduce_int {
+    ($($t:ty),*) => {$(
+        impl Reduce for $t {
+            fn combine(a: Self, b: Self, op: ReduceOp) -> Option<Self> {
+                Some(match op {
+                    ReduceOp::Sum => a.wrapping_add(b),
+                    ReduceOp::Min => a.min(b),
+                    ReduceOp::Max => a.max(b),
+                    ReduceOp::And => a & b,
+                    ReduceOp::Or => a | b,
+                    ReduceOp::Xor => a ^ b,
+                    ReduceOp::Prod => a.wrapping_mul(b),
+                })
+            }
+        }
+    )*};
+}
+reduce_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! reduce_float {
+    ($($t:ty),*) => {$(
+        impl Reduce for $t {
+            fn combine(a: Self, b: Self, op: ReduceOp) -> Option<Self> {
+                match op {
+                    ReduceOp::Sum => Some(a + b),
+                    ReduceOp::Prod => Some(a * b),
+                    ReduceOp::Min => Some(if b < a { b } else { a }),
+                    ReduceOp::Max => Some(if b > a { b } else { a }),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+reduce_float!(f32, f64);
 
 /// Combines runs of elements (internal to the reductions).
 pub(crate) trait Combiner<T> {
