@@ -20,8 +20,9 @@
 //! file locale 0 created and adds one to a join counter; only if every
 //! locale then reads the job's size there is the page used (locales in other
 //! mount namespaces or on other hosts fall back to the launcher). The file
-//! is removed once every locale has mapped it, so nothing lingers after a
-//! job, even one that dies.
+//! is removed once every locale has mapped it (at set-up), so nothing
+//! lingers after a job that dies later; one that dies during the set-up
+//! can leave a `/dev/shm/pgas-litmus-*` page behind.
 
 use comm_ofi::futex;
 use comm_ofi::{Backoff, Comm};
