@@ -408,15 +408,14 @@ fn by_function(
     elem_len: usize,
     f: impl FnMut(&mut [u8], &[u8]) -> Result<(), String>,
 ) -> Result<Option<Vec<u8>>, String> {
-    if root.is_some_and(|r| r != team.rank()) && elem_len == 0 {
-        return Ok(None);
-    }
-    let mut out = bytes.to_vec();
     if elem_len == 0 {
         // Zero-length elements (a deferred-length character): nothing to
         // combine.
-        return Ok(Some(out));
+        return Ok(root
+            .is_none_or(|r| r == team.rank())
+            .then(|| bytes.to_vec()));
     }
+    let mut out = bytes.to_vec();
     let holds = team
         .reduce_elems_in_place(root, &mut out, elem_len, f)
         .map_err(|e| e.to_string())?;
