@@ -459,11 +459,37 @@ impl Comm {
         ))
     }
 
+    /// [`Comm::symmetric`] for the common case, inline: the address on
+    /// `locale` of the byte at `local` in this locale's heap, or `None` if
+    /// `local` is not in this locale's heap or `locale` is not a locale.
+    #[inline]
+    pub fn heap_addr_on(&self, local: u64, locale: Locale) -> Option<GlobalAddr> {
+        let off = local
+            .checked_sub(self.mem.heap.base_addr())
+            .filter(|o| *o < self.mem.heap.size() as u64)?;
+        let peer = self.peers.list.get(locale)?;
+        Some(GlobalAddr::new(locale, peer.heap_base + off))
+    }
+
     /// The address on `locale` of the static at `local` here (the
     /// executable's registered data, `statics`: same offset in every
     /// locale's segment, whatever ASLR did). An address outside this
     /// locale's registered static data is an error naming it.
+    #[inline]
     pub fn static_addr(&self, local: u64, locale: Locale) -> Result<GlobalAddr> {
+        let mine = self.peers.list[self.me].statics;
+        match self.peers.list.get(locale) {
+            Some(p) if mine.contains(local, 1) && p.statics.size == mine.size => Ok(
+                GlobalAddr::new(locale, p.statics.base + (local - mine.base)),
+            ),
+            _ => self.static_addr_error(local, locale),
+        }
+    }
+
+    /// Why [`Comm::static_addr`] refused (out of line).
+    #[cold]
+    #[inline(never)]
+    fn static_addr_error(&self, local: u64, locale: Locale) -> Result<GlobalAddr> {
         self.check_locale(locale)?;
         let mine = self.peers.list[self.me].statics;
         if !mine.contains(local, 1) {

@@ -39,8 +39,20 @@ impl Runtime {
     /// With `PGAS_CHECK=1`, fails unless `len` bytes at `at` lie in one live
     /// allocation of the program on that locale (`what` names the operation
     /// in the error); a no-op otherwise.
+    #[inline]
     pub(crate) fn check_live(&self, what: &str, at: GlobalAddr, len: usize) -> Result<()> {
-        if !self.config().check || len == 0 || self.comm().is_static(at, len) {
+        if !self.config().check || len == 0 {
+            return Ok(());
+        }
+        self.check_live_checked(what, at, len)
+    }
+
+    /// [`Runtime::check_live`] with `PGAS_CHECK=1`: out of line, so the
+    /// calls of every RMA without it carry none of this.
+    #[cold]
+    #[inline(never)]
+    fn check_live_checked(&self, what: &str, at: GlobalAddr, len: usize) -> Result<()> {
+        if self.comm().is_static(at, len) {
             // Registered static data is always live.
             return Ok(());
         }

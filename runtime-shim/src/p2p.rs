@@ -131,25 +131,34 @@ impl<T: Atom> LocalWords<T> {
 }
 
 impl Runtime {
+    #[inline]
     fn local_word<T: Atom>(&self, p: GlobalPtr<T>) -> Result<u64> {
         if p.locale() != self.here() {
-            return Err(Error::BadAddress {
-                locale: p.locale(),
-                addr: p.addr(),
-                reason: format!(
-                    "waiting is on a word of this locale ({}); wait on the owner, or read the \
-                     word with an atomic",
-                    self.here()
-                ),
-            });
+            return Err(self.not_local_word(p.global_addr()));
         }
         self.comm().check_atomic_target(p.global_addr(), T::TYPE)?;
         Ok(p.addr())
     }
 
+    /// The error of a wait or test on another locale's word (out of line).
+    #[cold]
+    #[inline(never)]
+    fn not_local_word(&self, at: comm_ofi::GlobalAddr) -> Error {
+        Error::BadAddress {
+            locale: at.locale,
+            addr: at.addr,
+            reason: format!(
+                "waiting is on a word of this locale ({}); wait on the owner, or read the \
+                 word with an atomic",
+                self.here()
+            ),
+        }
+    }
+
     /// What an SC read of a local word owes the memory model before it
     /// loads (see the module docs): the task's earlier stores and atomics
     /// visible, as for any atomic.
+    #[inline]
     fn before_sc_read(&self) -> Result<()> {
         if self.comm().is_weakened(comm_ofi::Weakening::P2pReadNoForce) {
             return Ok(());

@@ -104,6 +104,7 @@ impl Runtime {
         RUNTIME.get().ok_or(Error::NotInitialized)
     }
 
+    #[inline]
     pub(crate) fn check_open(&self) -> Result<()> {
         if self.finalized.load(Ordering::Acquire) {
             return Err(Error::Finalized);

@@ -37,6 +37,7 @@ pub mod types;
 use runtime_shim::{GlobalAddr, GlobalPtr, Runtime};
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 /// Checks a context handle: `SHMEM_CTX_INVALID` ends the job naming the
@@ -122,15 +123,20 @@ impl<T, E: std::fmt::Display> OrDie<T> for Result<T, E> {
 pub(crate) fn check_pe(call: &str, rt: &Runtime, pe: i32) -> usize {
     let pe = team_pe(call, pe);
     if pe < 0 || pe as usize >= rt.num_locales() {
-        die(
-            call,
-            format!(
-                "PE {pe} is out of range (the job has PEs 0..{})",
-                rt.num_locales()
-            ),
-        );
+        pe_out_of_range(call, pe, rt.num_locales());
     }
     pe as usize
+}
+
+/// Ends the job: `pe` is not a PE of the job (out of line: the calls that
+/// check a PE carry none of the message's formatting).
+#[cold]
+#[inline(never)]
+fn pe_out_of_range(call: &str, pe: i32, num_pes: usize) -> ! {
+    die(
+        call,
+        format!("PE {pe} is out of range (the job has PEs 0..{num_pes})"),
+    )
 }
 
 /// Where the symmetric object at `addr` (this PE's address of it) lives on
@@ -141,10 +147,8 @@ pub(crate) fn sym(call: &str, rt: &Runtime, addr: *const c_void, pe: i32) -> Glo
     let pe = check_pe(call, rt, pe);
     let a = addr as u64;
     let comm = rt.comm();
-    if comm.heap().contains(a, 1) {
-        if let Ok(g) = comm.symmetric(GlobalAddr::new(rt.here(), a), pe) {
-            return g;
-        }
+    if let Some(g) = comm.heap_addr_on(a, pe) {
+        return g;
     }
     match comm.static_addr(a, pe) {
         Ok(g) => g,
@@ -155,6 +159,7 @@ pub(crate) fn sym(call: &str, rt: &Runtime, addr: *const c_void, pe: i32) -> Glo
 /// Ends the job: `a` is neither in the symmetric heap nor in the program's
 /// static data.
 #[cold]
+#[inline(never)]
 fn not_symmetric(call: &str, a: u64) -> ! {
     die(
         call,
@@ -208,6 +213,18 @@ pub(crate) struct Ctx {
     pub(crate) locales: Option<Box<[usize]>>,
 }
 
+/// Whether a context on a team other than the world was ever made in this
+/// process: until one is, every PE number is the world's and [`team_pe`]
+/// skips the thread-local read (set before the context's handle is handed
+/// out, so any call that uses the handle sees it).
+static TEAM_CTX_MADE: AtomicBool = AtomicBool::new(false);
+
+/// Records that a context on a team other than the world exists
+/// ([`TEAM_CTX_MADE`]); called before its handle is handed out.
+pub(crate) fn team_ctx_made() {
+    TEAM_CTX_MADE.store(true, Ordering::Release);
+}
+
 thread_local! {
     /// The context of the `shmem_ctx_*` call this thread is in (0 or
     /// `CTX_DEFAULT`: none, or the default context; world numbering).
@@ -252,6 +269,9 @@ pub(crate) fn current_ctx() -> usize {
 /// out of the team's range ends the job naming the call.
 #[inline]
 pub(crate) fn team_pe(call: &str, pe: c_int) -> c_int {
+    if !TEAM_CTX_MADE.load(Ordering::Acquire) {
+        return pe;
+    }
     let now = CTX_NOW.with(|c| c.get());
     if now <= CTX_DEFAULT {
         return pe;

@@ -44,6 +44,9 @@ fn new_ctx(call: &str, team: usize, options: c_long, out: *mut *mut c_void) -> c
             .to_vec()
             .into_boxed_slice()
     });
+    if locales.is_some() {
+        crate::team_ctx_made();
+    }
     let p = Box::into_raw(Box::new(Ctx { team, locales })) as *mut c_void;
     // SAFETY: `out` is a writable shmem_ctx_t (C API contract, checked non-NULL).
     unsafe { out.write(p) };

@@ -100,6 +100,7 @@ impl Comm {
 
     /// Checks what every atomic needs whichever way it goes: a valid locale,
     /// an address aligned to the type, and the word inside the owner's heap.
+    #[inline]
     pub fn check_atomic_target(&self, target: GlobalAddr, ty: AmoType) -> Result<()> {
         // The common case (an aligned word of its locale's heap or static
         // data: what `remote` and `check_aligned` accept) without building
@@ -118,6 +119,14 @@ impl Comm {
         if fits && target.addr % size as u64 == 0 {
             return Ok(());
         }
+        self.check_atomic_target_fully(target, ty)
+    }
+
+    /// [`Comm::check_atomic_target`] off the common case: the full check,
+    /// which names what is wrong (out of line).
+    #[cold]
+    #[inline(never)]
+    fn check_atomic_target_fully(&self, target: GlobalAddr, ty: AmoType) -> Result<()> {
         self.atomic_remote(target, ty).map(|_| ())
     }
 
