@@ -9,17 +9,24 @@
  *     get     shmem_getmem (shmem_latency_get_perf's get)
  *     pp      shmem_long_p + shmem_long_wait_until ping-pong on a heap flag
  *             (N round trips; shmem_latency_put_perf's long_p ping-pong)
+ *     pps     the same ping-pong on a `static long` flag
  *     bw      N windows of 64 blocking shmem_putmem to consecutive
  *             slots, then shmem_quiet (shmem_bw_put_perf)
  *     finc    blocking shmem_long_atomic_fetch_inc (unit/lfinc)
  * Prints "OP N x BYTES B: T us per op" (wall time, for orientation only)
  * and checks what it can: the ping-pong's last value, a fetch-inc's count
- * and a put's last bytes (exit 1 when wrong). Needs OpenSHMEM 1.4. */
+ * and a put's last bytes (exit 1 when wrong). Needs OpenSHMEM 1.4.
+ * OC_NO_FINALIZE=1 ends each PE with _exit after the last barrier instead
+ * of shmem_finalize (Open MPI 4.1's OSHMEM often crashes in it here, which
+ * loses a callgrind profile written at exit). */
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+static long static_flag;
 
 static double now_us(void)
 {
@@ -31,7 +38,7 @@ static double now_us(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: op_counts put|putonly|get|pp|bw|finc N [BYTES]\n");
+        fprintf(stderr, "usage: op_counts put|putonly|get|pp|pps|bw|finc N [BYTES]\n");
         return 2;
     }
     const char *op = argv[1];
@@ -65,7 +72,9 @@ int main(int argc, char **argv)
         if (me == 0)
             for (long i = 0; i < n; i++)
                 shmem_getmem(src, buf, sz, 1);
-    } else if (!strcmp(op, "pp")) {
+    } else if (!strcmp(op, "pp") || !strcmp(op, "pps")) {
+        if (!strcmp(op, "pps"))
+            flag = &static_flag;
         for (long i = 1; i <= n; i++) {
             if (me == 0) {
                 shmem_long_p(flag, i, 1);
@@ -101,6 +110,11 @@ int main(int argc, char **argv)
         printf("%s %ld x %zu B: %.2f us per op\n", op, n, sz, (t1 - t0) / n);
     if (bad)
         fprintf(stderr, "op_counts: PE %d: wrong result after %s\n", me, op);
+    if (getenv("OC_NO_FINALIZE")) {
+        shmem_barrier_all();
+        fflush(NULL);
+        _exit(bad);
+    }
     shmem_finalize();
     return bad;
 }
