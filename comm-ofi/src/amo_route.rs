@@ -89,11 +89,16 @@ pub(crate) fn check_aligned(target: GlobalAddr, ty: AmoType) -> Result<()> {
 #[inline]
 pub(crate) fn check_op(ty: AmoType, op: AmoOp) -> Result<()> {
     if !crate::cpu_amo::valid(ty, op) {
-        return Err(Error::Unsupported(format!(
-            "{op:?} is not defined on {ty:?}"
-        )));
+        return Err(op_not_defined(ty, op));
     }
     Ok(())
+}
+
+/// [`check_op`]'s error (out of line: the atomics that pass carry none of it).
+#[cold]
+#[inline(never)]
+fn op_not_defined(ty: AmoType, op: AmoOp) -> Error {
+    Error::Unsupported(format!("{op:?} is not defined on {ty:?}"))
 }
 
 /// What the MCM policy must know of an atomic: whether it reads, writes, both.

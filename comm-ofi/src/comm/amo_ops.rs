@@ -26,6 +26,7 @@ impl Comm {
     /// (little-endian); returns the old value's bits for ops that fetch
     /// (Read and CompareSwap always do), else 0. An SC atomic: ordered after
     /// every earlier store and atomic of the calling task, in every mode.
+    #[inline]
     pub fn amo(&self, req: &AmoRequest) -> Result<u64> {
         self.amo_on_route(self.amo_route(req.ty), req)
     }
@@ -34,6 +35,7 @@ impl Comm {
     /// AM path on a provider with native atomics. Never mix two routes on one
     /// word: they are not atomic with respect to each other.
     #[doc(hidden)]
+    #[inline]
     pub fn amo_on_route(&self, route: AmoRoute, req: &AmoRequest) -> Result<u64> {
         // Each route validates the word once (locale, range, alignment), then
         // the op.
@@ -238,6 +240,7 @@ impl Comm {
     /// postponed AMOs) must be visible before it is performed. Its stores
     /// to mapped heaps need nothing: a SeqCst read-modify-write is ordered
     /// after them (a locked instruction on x86; see docs/mcm.md).
+    #[inline]
     fn amo_cpu_here(&self, p: *mut u8, req: &AmoRequest) -> Result<u64> {
         self.diag.count(Counter::AmoCpu);
         if !self.selector.is_weakened(Weakening::LocalAmoNoForce) {

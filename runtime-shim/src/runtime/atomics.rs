@@ -198,6 +198,7 @@ impl Runtime {
     /// layer's vocabulary ([`AtomicOp::request`] makes one from an API op):
     /// the operand and compare values carry the value's bits in their low
     /// bytes; returns the old value's bits when the op fetches (else 0).
+    #[inline]
     pub fn amo_bits(&self, req: &AmoRequest) -> Result<u64> {
         self.check_amo(req)?;
         // The comm layer owns routing and ordering (comm_ofi::amo_route).
@@ -209,6 +210,7 @@ impl Runtime {
 
     /// What every atomic checks first: an open runtime, an op the type
     /// has, a live word.
+    #[inline]
     fn check_amo(&self, req: &AmoRequest) -> Result<()> {
         self.check_open()?;
         if !comm_ofi::cpu_amo::valid(req.ty, req.op) {
