@@ -338,3 +338,58 @@ fn join_runs_a_queued_task_on_the_joining_thread() {
     assert_eq!(q.stats().inlined, 0, "{:?}", q.stats());
     q.shutdown();
 }
+
+/// Hooks counting the wait's progress polls.
+#[derive(Default)]
+struct Polls(AtomicU64);
+
+impl Hooks for Polls {
+    fn worker_start(&self, _: usize) -> Result<()> {
+        Ok(())
+    }
+    fn task_create(&self) -> Result<()> {
+        Ok(())
+    }
+    fn task_end(&self) -> Result<()> {
+        Ok(())
+    }
+    fn on_start(&self) -> Result<()> {
+        Ok(())
+    }
+    fn after_job(&self) {}
+    fn idle_progress(&self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_spinning_wait_polls_every_sixteenth_check_and_before_each_yield() {
+    let h = Arc::new(Polls::default());
+    let p = pool(1, h.clone());
+    // A condition that holds at its n-th check (the first check is the
+    // wait's entry check, which never polls).
+    let polls_for = |n: u64| {
+        h.0.store(0, Ordering::SeqCst);
+        let mut checks = 0u64;
+        p.wait_until(|| {
+            checks += 1;
+            checks >= n
+        });
+        h.0.load(Ordering::SeqCst)
+    };
+    assert_eq!(polls_for(1), 0, "a wait that holds at once polls nothing");
+    // The entry check, then the spinning checks: the 16th spinning check
+    // that fails is the first to poll.
+    assert_eq!(polls_for(17), 0, "15 failed spinning checks do not poll");
+    assert_eq!(polls_for(18), 1, "the 16th failed spinning check polls");
+    assert_eq!(polls_for(33), 1);
+    // The 32nd failed check yields (this thread is not a worker and the
+    // pool's waits neither block nor spin for a budget): it polls first,
+    // and so does every later one.
+    assert_eq!(polls_for(34), 2);
+    assert_eq!(polls_for(37), 5);
+    // A condition that only progress can make true still ends.
+    h.0.store(0, Ordering::SeqCst);
+    p.wait_until(|| h.0.load(Ordering::SeqCst) >= 3);
+    p.shutdown();
+}
