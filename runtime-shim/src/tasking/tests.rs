@@ -124,6 +124,8 @@ struct Counting {
     ended: AtomicU64,
     started: AtomicU64,
     fail_end: AtomicBool,
+    /// Progress polls of waits (`Hooks::idle_progress`).
+    polls: AtomicU64,
 }
 
 impl Hooks for Counting {
@@ -146,6 +148,9 @@ impl Hooks for Counting {
         Ok(())
     }
     fn after_job(&self) {}
+    fn idle_progress(&self) {
+        self.polls.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 #[test]
@@ -339,43 +344,20 @@ fn join_runs_a_queued_task_on_the_joining_thread() {
     q.shutdown();
 }
 
-/// Hooks counting the wait's progress polls.
-#[derive(Default)]
-struct Polls(AtomicU64);
-
-impl Hooks for Polls {
-    fn worker_start(&self, _: usize) -> Result<()> {
-        Ok(())
-    }
-    fn task_create(&self) -> Result<()> {
-        Ok(())
-    }
-    fn task_end(&self) -> Result<()> {
-        Ok(())
-    }
-    fn on_start(&self) -> Result<()> {
-        Ok(())
-    }
-    fn after_job(&self) {}
-    fn idle_progress(&self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
 #[test]
 fn a_spinning_wait_polls_every_sixteenth_check_and_before_each_yield() {
-    let h = Arc::new(Polls::default());
+    let h = Arc::new(Counting::default());
     let p = pool(1, h.clone());
     // A condition that holds at its n-th check (the first check is the
     // wait's entry check, which never polls).
     let polls_for = |n: u64| {
-        h.0.store(0, Ordering::SeqCst);
+        h.polls.store(0, Ordering::SeqCst);
         let mut checks = 0u64;
         p.wait_until(|| {
             checks += 1;
             checks >= n
         });
-        h.0.load(Ordering::SeqCst)
+        h.polls.load(Ordering::SeqCst)
     };
     assert_eq!(polls_for(1), 0, "a wait that holds at once polls nothing");
     // The entry check, then the spinning checks: the 16th spinning check
@@ -389,7 +371,7 @@ fn a_spinning_wait_polls_every_sixteenth_check_and_before_each_yield() {
     assert_eq!(polls_for(34), 2);
     assert_eq!(polls_for(37), 5);
     // A condition that only progress can make true still ends.
-    h.0.store(0, Ordering::SeqCst);
-    p.wait_until(|| h.0.load(Ordering::SeqCst) >= 3);
+    h.polls.store(0, Ordering::SeqCst);
+    p.wait_until(|| h.polls.load(Ordering::SeqCst) >= 3);
     p.shutdown();
 }
