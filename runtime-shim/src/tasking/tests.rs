@@ -345,12 +345,18 @@ fn join_runs_a_queued_task_on_the_joining_thread() {
 }
 
 #[test]
-fn a_spinning_wait_polls_every_sixteenth_check_and_before_each_yield() {
+fn a_wait_that_spins_in_place_of_yields_polls_every_sixteenth_check() {
     let h = Arc::new(Counting::default());
-    let p = pool(1, h.clone());
-    // A condition that holds at its n-th check (the first check is the
-    // wait's entry check, which never polls).
-    let polls_for = |n: u64| {
+    // A pool whose locale owns a core: its main thread spins (then naps).
+    let cfg = PoolConfig {
+        spin_waits: true,
+        ..config(1)
+    };
+    let spinning = Pool::start(cfg, h.clone()).unwrap();
+    let yielding = pool(1, h.clone());
+    // Polls of a wait whose condition holds at its n-th check (the first
+    // is the wait's entry check, which never polls).
+    let polls_for = |p: &Pool, n: u64| {
         h.polls.store(0, Ordering::SeqCst);
         let mut checks = 0u64;
         p.wait_until(|| {
@@ -359,19 +365,31 @@ fn a_spinning_wait_polls_every_sixteenth_check_and_before_each_yield() {
         });
         h.polls.load(Ordering::SeqCst)
     };
-    assert_eq!(polls_for(1), 0, "a wait that holds at once polls nothing");
+    assert_eq!(
+        polls_for(&spinning, 1),
+        0,
+        "a wait that holds at once polls nothing"
+    );
     // The entry check, then the spinning checks: the 16th spinning check
-    // that fails is the first to poll.
-    assert_eq!(polls_for(17), 0, "15 failed spinning checks do not poll");
-    assert_eq!(polls_for(18), 1, "the 16th failed spinning check polls");
-    assert_eq!(polls_for(33), 1);
-    // The 32nd failed check yields (this thread is not a worker and the
-    // pool's waits neither block nor spin for a budget): it polls first,
-    // and so does every later one.
-    assert_eq!(polls_for(34), 2);
-    assert_eq!(polls_for(37), 5);
-    // A condition that only progress can make true still ends.
+    // that fails is the first to poll, and so on within the spin budget.
+    assert_eq!(
+        polls_for(&spinning, 17),
+        0,
+        "15 failed spinning checks do not poll"
+    );
+    assert_eq!(
+        polls_for(&spinning, 18),
+        1,
+        "the 16th failed spinning check polls"
+    );
+    assert_eq!(polls_for(&spinning, 50), 3);
+    // Where the thread yields (the pool's waits neither block nor spin for
+    // a budget), every check polls: the first 31 spin, the 32nd yields.
+    assert_eq!(polls_for(&yielding, 3), 1);
+    assert_eq!(polls_for(&yielding, 37), 35);
+    // A condition that only progress can make true still ends, spinning.
     h.polls.store(0, Ordering::SeqCst);
-    p.wait_until(|| h.polls.load(Ordering::SeqCst) >= 3);
-    p.shutdown();
+    spinning.wait_until(|| h.polls.load(Ordering::SeqCst) >= 3);
+    spinning.shutdown();
+    yielding.shutdown();
 }
