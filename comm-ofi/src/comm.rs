@@ -442,24 +442,17 @@ impl Comm {
     /// allocations made in the same order on every locale line up.
     pub fn symmetric(&self, local: GlobalAddr, locale: Locale) -> Result<GlobalAddr> {
         self.check_locale(locale)?;
-        let off = local
-            .addr
-            .checked_sub(self.mem.heap.base_addr())
-            .filter(|o| *o < self.mem.heap.size() as u64)
+        self.heap_addr_on(local.addr, locale)
             .ok_or_else(|| Error::AddressOutOfHeap {
                 locale: self.me,
                 addr: local.addr,
                 len: 0,
                 base: self.mem.heap.base_addr(),
                 end: self.mem.heap.base_addr() + self.mem.heap.size() as u64,
-            })?;
-        Ok(GlobalAddr::new(
-            locale,
-            self.peers.list[locale].heap_base + off,
-        ))
+            })
     }
 
-    /// [`Comm::symmetric`] for the common case, inline: the address on
+    /// [`Comm::symmetric`] without its error, inline: the address on
     /// `locale` of the byte at `local` in this locale's heap, or `None` if
     /// `local` is not in this locale's heap or `locale` is not a locale.
     #[inline]

@@ -72,11 +72,11 @@ impl Pool {
         let mut since: Option<std::time::Instant> = None;
         let mut waited = Duration::ZERO;
         while !done() {
+            // (Only a worker helps, and a worker never spins for the
+            // budget: `since` and `waited` stay unset for it.)
             if worker && self.help() {
                 idle = 0;
                 naps = 0;
-                since = None;
-                waited = Duration::ZERO;
                 continue;
             }
             idle = idle.saturating_add(1);
@@ -84,7 +84,7 @@ impl Pool {
             // that poll, not on each (a clock read is tens of nanoseconds
             // in a virtual machine, as long as the check itself): the
             // budget is overrun by at most 15 checks.
-            if spin && idle >= 32 && idle % PROGRESS_EVERY_SPINS == 0 {
+            if spin && idle >= 32 && idle % poll_every == 0 {
                 waited = since.get_or_insert_with(std::time::Instant::now).elapsed();
             }
             let step = idle_step(idle, naps, waited, self.block_wait, spin);
